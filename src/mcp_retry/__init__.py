@@ -1,0 +1,42 @@
+"""mcp-retry: MCP tool calls over HTTP that fail honestly and recover safely.
+
+Wrap an httpx transport with ``RetryTransport`` / ``AsyncRetryTransport``: every JSON-RPC
+message is classified layer by layer (HTTP, JSON-RPC envelope, tool result), only calls that
+are safe to repeat are retried, and every attempt is recorded. For httpx2 (``mcp`` 2.x,
+``fastmcp`` 4.x) use the same names from ``mcp_retry.httpx2``.
+"""
+
+from ._access import get_record
+from ._classify import Classification, Layer, Outcome, classify
+from ._hooks import Hook
+from ._httpx_async import AsyncRetryTransport
+from ._httpx_sync import RetryTransport
+from ._origin import ORIGIN_EXTENSION, retry_origin
+from ._policy import Action, Decision, Idempotency, Jitter, Reason, RetryPolicy
+from ._records import Attempt, CallRecord, History, RetryOrigin
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ORIGIN_EXTENSION",
+    "Action",
+    "AsyncRetryTransport",
+    "Attempt",
+    "CallRecord",
+    "Classification",
+    "Decision",
+    "History",
+    "Hook",
+    "Idempotency",
+    "Jitter",
+    "Layer",
+    "Outcome",
+    "Reason",
+    "RetryOrigin",
+    "RetryPolicy",
+    "RetryTransport",
+    "__version__",
+    "classify",
+    "get_record",
+    "retry_origin",
+]

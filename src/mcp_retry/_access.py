@@ -1,0 +1,25 @@
+"""Reading the record a transport attached to a response."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ._engine import RECORD_EXTENSION, RecordRef
+from ._records import CallRecord
+
+__all__ = ["get_record"]
+
+
+class _HasExtensions(Protocol):
+    @property
+    def extensions(self) -> Any: ...
+
+
+def get_record(response: _HasExtensions) -> CallRecord | None:
+    """The call record of a response that came through a retry transport (httpx or httpx2).
+
+    For an SSE answer this is the newest snapshot: ``complete`` turns True once the stream
+    has been read to its end or closed.
+    """
+    ref = getattr(response, "extensions", {}).get(RECORD_EXTENSION)
+    return ref.current if isinstance(ref, RecordRef) else None

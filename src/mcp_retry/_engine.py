@@ -1,0 +1,418 @@
+"""One per-call state machine, sans I/O: the shells send, sleep and read; this decides.
+
+Data flows one way: a shell hands the engine facts (a request body, a response head and
+body, a network error) and gets back what to do next. Nothing here touches a socket, sleeps
+or imports an HTTP library.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ._classify import (
+    Classification,
+    Outcome,
+    classify_http_error,
+    classify_json,
+    media_type,
+    verdict,
+)
+from ._hooks import Hook, notify_attempt, notify_call
+from ._jsonrpc import JSON, RequestFacts, RequestId, dumps, parse_request, same_id, with_id
+from ._origin import ResendDetector, marked_origin
+from ._policy import Decision, Idempotency, RetryPolicy, decide, parse_retry_after
+from ._records import Attempt, CallRecord, History, RetryOrigin
+from ._sse import DEFAULT_MAX_EVENT_BYTES, encode_event
+from ._stream import StreamTracker
+
+__all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
+
+RECORD_EXTENSION = "mcp_retry.record"
+_NOT_FAILURES = frozenset(
+    {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
+)
+
+
+@attrs.frozen
+class Head:
+    """The parts of a response head the engine reads."""
+
+    status: int
+    content_type: str | None = None
+    retry_after: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class Send:
+    """Send the request now, after sleeping ``delay``; ``content`` None means unchanged."""
+
+    content: bytes | None
+    wire_id: RequestId | None
+    delay: float
+    origin: RetryOrigin
+
+
+@attrs.define
+class RecordRef:
+    """Where a response finds the newest snapshot of its call's record."""
+
+    current: CallRecord
+
+
+class _Observed:
+    """What the transport learnt from traffic: client, protocol version, read-only tools."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.client: str | None = None
+        self.protocol_version: str | None = None
+        self.read_only_tools: frozenset[str] = frozenset()
+        self.wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
+
+
+class Engine:
+    """Per-transport state shared by its calls: policy, history, observers, id source."""
+
+    def __init__(
+        self,
+        *,
+        policy: RetryPolicy | None = None,
+        history: History | None = None,
+        hooks: Sequence[Hook] = (),
+        clock: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+        rand: Callable[[], float] | None = None,
+        resend_window: float = 60.0,
+        scenario: str | None = None,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    ) -> None:
+        self.policy = policy if policy is not None else RetryPolicy()
+        self.history = history if history is not None else History()
+        self.hooks = tuple(hooks)
+        self.clock = clock if clock is not None else time.monotonic
+        self.wall_clock = wall_clock
+        self.rand = rand if rand is not None else secrets.SystemRandom().random
+        self.detector = ResendDetector(resend_window)
+        self.scenario = scenario
+        self.max_event_bytes = max_event_bytes
+        self.observed = _Observed()
+        self._prefix = secrets.token_hex(4)
+        self._counter = itertools.count(1)
+
+    def begin(
+        self, body: bytes, headers: Mapping[str, str], extensions: Mapping[str, Any]
+    ) -> Call | None:
+        """Start a call for a POSTed JSON-RPC message; None when it is not one."""
+        facts = parse_request(body)
+        if facts is None:
+            return None
+        return Call(self, facts, headers, extensions)
+
+    def fresh_id(self) -> str:
+        """A request id never used before (the spec forbids re-using one)."""
+        return f"mcp-retry-{self._prefix}-{next(self._counter)}"
+
+
+class Call:
+    """The state of one logical call across its attempts."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        facts: RequestFacts,
+        headers: Mapping[str, str],
+        extensions: Mapping[str, Any],
+    ) -> None:
+        self._engine = engine
+        self.facts = facts
+        self._session = headers.get("mcp-session-id")
+        observed = engine.observed
+        policy = engine.policy
+        self.idempotency = (
+            Idempotency.UNSAFE
+            if facts.is_notification
+            else policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+        )
+        now = engine.clock()
+        self._start = now
+        self._sent_at = now
+        self._delay = 0.0
+        self._wire_id: RequestId | None = facts.id
+        self._content: bytes | None = self._remap_cancellation()
+        origin = marked_origin(extensions)
+        if origin is None and not facts.is_notification:
+            is_resend = engine.detector.is_resend(facts.digest, now)
+            origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
+        self._origin = origin or RetryOrigin.NONE
+        self._attempts: list[Attempt] = []
+        self._message: JSON = None
+        self._head: Head | None = None
+        self.done = False
+        self.ref = RecordRef(
+            CallRecord(
+                method=facts.method,
+                tool=facts.tool,
+                request_id=facts.id,
+                idempotency=self.idempotency,
+                client=_client_info(facts) or observed.client,
+                protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
+                session_id=self._session,
+                scenario=engine.scenario,
+                arguments_digest=facts.digest,
+            )
+        )
+
+    # -- the shell asks -------------------------------------------------------------------
+
+    def next_send(self) -> Send:
+        """The next POST to make (the first, or the retry just decided)."""
+        self._sent_at = self._engine.clock() + self._delay
+        return Send(self._content, self._wire_id, self._delay, self._origin)
+
+    def failed(self, kind: str, detail: str) -> bool:
+        """A network error instead of a response; True if the call goes on with a retry."""
+        classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
+        return self._settle(classification, None, error_kind=kind).retry
+
+    def wants_stream(self, head: Head) -> bool:
+        """True when the answer is an SSE stream to pass through rather than read whole."""
+        return (
+            200 <= head.status < 300
+            and not self.facts.is_notification
+            and media_type(head.content_type)[0] == "text/event-stream"
+        )
+
+    def received(self, head: Head, body: bytes) -> tuple[bool, bytes | None]:
+        """A whole response body arrived.
+
+        Returns:
+            Whether to retry, and a replacement body to hand on (None: hand on as it is).
+        """
+        facts = self.facts
+        message: JSON = None
+        if not 200 <= head.status < 300:
+            classification = classify_http_error(head.status, body, head.content_type)
+        elif facts.id is None:
+            classification = verdict(Outcome.ACCEPTED)
+        elif head.status == 202:
+            classification = verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted to a request")
+        else:
+            kind, charset = media_type(head.content_type)
+            if kind == "application/json":
+                classification, message = classify_json(
+                    body, charset, self._wire_id or 0, facts.method
+                )
+            else:
+                classification = verdict(
+                    Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}"
+                )
+        retry_after = None
+        if head.retry_after is not None and head.status in (429, 503):
+            retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())
+        decision = self._settle(classification, head, retry_after=retry_after, message=message)
+        if decision.retry:
+            return True, None
+        self._message = message
+        return False, self._restore_id(message)
+
+    def splice_event(self) -> bytes | None:
+        """The last read answer as one SSE event for the caller's id, to end a stream that
+        broke and was re-issued; None when that answer holds no JSON-RPC response."""
+        message = self._message
+        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
+            return None
+        if message.get("id") is not None and self.facts.id is not None:
+            message = {**message, "id": self.facts.id}
+        return encode_event(dumps(message))
+
+    def stream(self, head: Head) -> StreamTracker:
+        """An SSE answer begins; the shell feeds the returned tracker as bytes flow."""
+        self._head = head
+        assert self._wire_id is not None  # wants_stream() excludes notifications
+        return StreamTracker(
+            wire_id=self._wire_id,
+            caller_id=self.facts.id if self.facts.id is not None else self._wire_id,
+            method=self.facts.method,
+            max_event_bytes=self._engine.max_event_bytes,
+        )
+
+    def stream_ended(self, tracker: StreamTracker, error: tuple[str, str] | None = None) -> bool:
+        """The SSE stream ended (``error``: kind and detail if it broke); True to re-issue."""
+        if self.done:
+            return False
+        classification = tracker.classification
+        if classification is None:
+            detail = "stream ended before the response" if error is None else error[1][:200]
+            classification = verdict(
+                Outcome.STREAM_INCOMPLETE,
+                detail=detail,
+                error_kind=error[0] if error else None,
+            )
+        head = self._head
+        return self._settle(
+            classification, head, error_kind=error[0] if error else None, message=tracker.message
+        ).retry
+
+    def abandoned(self) -> None:
+        """The caller stopped the call (closed the stream early or was cancelled)."""
+        if self.done:
+            return
+        detail = "closed by the caller before the response"
+        self._settle(verdict(Outcome.STREAM_INCOMPLETE, detail=detail), self._head)
+
+    # -- bookkeeping --------------------------------------------------------------------
+
+    def _settle(
+        self,
+        classification: Classification,
+        head: Head | None,
+        *,
+        error_kind: str | None = None,
+        retry_after: float | None = None,
+        message: JSON = None,
+    ) -> Decision:
+        engine = self._engine
+        now = engine.clock()
+        number = len(self._attempts) + 1
+        decision = decide(
+            engine.policy,
+            idempotency=self.idempotency,
+            classification=classification,
+            attempt=number,
+            elapsed=now - self._start,
+            retry_after=retry_after,
+            rand=engine.rand,
+        )
+        attempt = Attempt(
+            number=number,
+            retry_origin=self._origin,
+            wire_id=self._wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=self._delay,
+            retry_after=retry_after,
+            decision=decision,
+            elapsed=self._sent_at - self._start,
+            duration=max(0.0, now - self._sent_at),
+        )
+        self._attempts.append(attempt)
+        if head is not None and head.session_id and self._session is None:
+            self._session = head.session_id
+        if decision.retry:
+            self._prepare_retry(decision)
+        else:
+            self.done = True
+            self._learn(classification, message)
+        record = self._snapshot(classification if self.done else None)
+        notify_attempt(engine.hooks, record, attempt)
+        if self.done:
+            self._finish(record, classification, now)
+        return decision
+
+    def _prepare_retry(self, decision: Decision) -> None:
+        engine = self._engine
+        self._delay = decision.delay
+        self._origin = RetryOrigin.SDK
+        self._wire_id = engine.fresh_id()
+        self._content = with_id(self.facts.message, self._wire_id)
+        if self.facts.id is not None:
+            with engine.observed.lock:
+                engine.observed.wire_ids[(self._session, self.facts.id)] = self._wire_id
+
+    def _finish(self, record: CallRecord, classification: Classification, now: float) -> None:
+        engine = self._engine
+        facts = self.facts
+        if facts.id is not None and self._wire_id != facts.id:
+            with engine.observed.lock:
+                engine.observed.wire_ids.pop((self._session, facts.id), None)
+        if not facts.is_notification:
+            failed = classification.outcome not in _NOT_FAILURES
+            engine.detector.finished(facts.digest, failed, now)
+        engine.history.append(record)
+        notify_call(engine.hooks, record)
+
+    def _snapshot(self, final: Classification | None) -> CallRecord:
+        record = attrs.evolve(
+            self.ref.current,
+            attempts=tuple(self._attempts),
+            classification=final,
+            complete=final is not None,
+            session_id=self._session,
+        )
+        self.ref.current = record
+        return record
+
+    def _restore_id(self, message: JSON) -> bytes | None:
+        caller_id = self.facts.id
+        if (
+            caller_id is None
+            or same_id(self._wire_id, caller_id)
+            or not isinstance(message, dict)
+            or not same_id(message.get("id"), self._wire_id)
+        ):
+            return None
+        return with_id(message, caller_id)
+
+    def _remap_cancellation(self) -> bytes | None:
+        """Point a cancellation at the id the request really went out under."""
+        facts = self.facts
+        params = facts.message.get("params")
+        if facts.method != "notifications/cancelled" or not isinstance(params, dict):
+            return None
+        observed = self._engine.observed
+        request_id = params.get("requestId")
+        if not isinstance(request_id, str | int):
+            return None
+        with observed.lock:
+            wire_id = observed.wire_ids.get((self._session, request_id))
+        if wire_id is None:
+            return None
+        return dumps({**facts.message, "params": {**params, "requestId": wire_id}})
+
+    def _learn(self, classification: Classification, message: JSON) -> None:
+        """Keep what later calls need: the protocol version, the read-only tools."""
+        if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
+            return
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return
+        observed = self._engine.observed
+        method = self.facts.method
+        if method == "initialize":
+            version = result.get("protocolVersion")
+            with observed.lock:
+                if isinstance(version, str):
+                    observed.protocol_version = version
+                observed.client = _client_info(self.facts) or observed.client
+        elif method == "tools/list" and isinstance(result.get("tools"), list):
+            read_only: set[str] = set()
+            other: set[str] = set()
+            for tool in result["tools"]:
+                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                    continue
+                notes = tool.get("annotations")
+                hint = isinstance(notes, dict) and notes.get("readOnlyHint") is True
+                (read_only if hint else other).add(tool["name"])
+            with observed.lock:
+                observed.read_only_tools = (observed.read_only_tools - other) | read_only
+
+
+def _client_info(facts: RequestFacts) -> str | None:
+    if facts.method != "initialize":
+        return None
+    params = facts.message.get("params")
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+        return None
+    version = info.get("version")
+    return f"{info['name']}@{version}" if isinstance(version, str) else info["name"]

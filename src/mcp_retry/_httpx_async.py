@@ -1,0 +1,237 @@
+"""The async httpx shell: it sends, sleeps and streams; the engine decides everything else.
+
+This file is the hand-written source of all four shells. ``scripts/unasync.py`` generates
+the sync shell and the two httpx2 shells from it (CI checks they are up to date), so the
+shells never drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+import anyio
+import httpx
+
+from ._engine import RECORD_EXTENSION, Call, Engine, Head
+from ._hooks import Hook
+from ._policy import RetryPolicy
+from ._records import History
+from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
+from ._sse import DEFAULT_MAX_EVENT_BYTES
+from ._stream import StreamTracker
+
+__all__ = ["AsyncRetryTransport", "BodyTooLarge"]
+
+_ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
+
+
+class BodyTooLarge(httpx.ReadError):
+    """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
+
+
+class AsyncRetryTransport(httpx.AsyncBaseTransport):
+    """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
+
+    Args:
+        transport: the transport that really sends (default: a new AsyncHTTPTransport).
+        policy: the RetryPolicy (default: RetryPolicy()).
+        history: where finished call records go (default: a new History).
+        sleep: awaited with the seconds to wait before a retry (default: anyio.sleep).
+        clock: monotonic seconds, for elapsed times and the deadline.
+        hooks: observers told about every attempt and every finished call.
+        scenario: a label copied into every record.
+        max_event_bytes: the largest SSE event (or JSON body) that is parsed.
+    """
+
+    def __init__(
+        self,
+        transport: httpx.AsyncBaseTransport | None = None,
+        *,
+        policy: RetryPolicy | None = None,
+        history: History | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        clock: Callable[[], float] | None = None,
+        hooks: Sequence[Hook] = (),
+        scenario: str | None = None,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    ) -> None:
+        self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
+        self._sleep = sleep if sleep is not None else anyio.sleep
+        self._engine = Engine(
+            policy=policy,
+            history=history,
+            hooks=hooks,
+            clock=clock,
+            scenario=scenario,
+            max_event_bytes=max_event_bytes,
+        )
+
+    @property
+    def history(self) -> History:
+        return self._engine.history
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return self._engine.policy
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not is_jsonrpc_post(request.method, request.headers.get("content-type")):
+            return await self._inner.handle_async_request(request)
+        body = await request.aread()
+        call = self._engine.begin(body, request.headers, request.extensions)
+        if call is None:
+            return await self._inner.handle_async_request(request)
+        try:
+            response, head, body = await self._exchange(call, request)
+        except BaseException:
+            call.abandoned()  # cancelled, or retries exhausted: the record still completes
+            raise
+        if head is not None:
+            return self._streaming(call, request, response, head)
+        return httpx.Response(
+            response.status_code,
+            headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
+            content=body,
+            request=request,
+            extensions={**response.extensions, RECORD_EXTENSION: call.ref},
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def _exchange(
+        self, call: Call, request: httpx.Request
+    ) -> tuple[httpx.Response, Head | None, bytes]:
+        """Send until the engine stops; return the answer to hand on.
+
+        Returns:
+            The response; its head if it is an SSE stream still to be read (else None); and
+            the body to hand on (read whole, with the caller's id restored) if it is not.
+        """
+        while True:
+            send = call.next_send()
+            if send.delay > 0:
+                await self._sleep(send.delay)
+            attempt = request if send.content is None else _with_body(request, send.content)
+            try:
+                response = await self._inner.handle_async_request(attempt)
+            except httpx.TransportError as exc:
+                if call.failed(*describe_error(exc)):
+                    continue
+                raise
+            head = _head(response)
+            if call.wants_stream(head):
+                return response, head, b""
+            try:
+                body = await _read(response, self._engine.max_event_bytes)
+            except httpx.TransportError as exc:
+                await response.aclose()
+                if call.failed(*describe_error(exc)):
+                    continue
+                raise
+            retry, replacement = call.received(head, body)
+            if not retry:
+                return response, None, body if replacement is None else replacement
+            await response.aclose()
+
+    def _streaming(
+        self, call: Call, request: httpx.Request, response: httpx.Response, head: Head
+    ) -> httpx.Response:
+        stream = _TrackedStream(self, call, request, response, call.stream(head))
+        return httpx.Response(
+            head.status,
+            headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
+            stream=stream,
+            request=request,
+            extensions={**response.extensions, RECORD_EXTENSION: call.ref},
+        )
+
+
+class _TrackedStream(httpx.AsyncByteStream):
+    """An SSE body handed on event by event; a READ call whose stream breaks is re-issued
+    and the new answer spliced in, so the caller reads one stream with one response."""
+
+    def __init__(
+        self,
+        transport: AsyncRetryTransport,
+        call: Call,
+        request: httpx.Request,
+        response: httpx.Response,
+        tracker: StreamTracker,
+    ) -> None:
+        self._transport = transport
+        self._call = call
+        self._request = request
+        self._response = response
+        self._tracker = tracker
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        call = self._call
+        while True:
+            error: httpx.TransportError | None = None
+            try:
+                async for chunk in self._response.aiter_bytes():
+                    out = self._tracker.feed(chunk)
+                    if out:
+                        yield out
+            except httpx.TransportError as exc:
+                error = exc
+            await self._response.aclose()
+            problem = describe_error(error) if error is not None else None
+            if not call.stream_ended(self._tracker, problem):
+                if error is not None and not self._tracker.done:
+                    raise error
+                return
+            try:
+                response, head, _ = await self._transport._exchange(call, self._request)
+            except BaseException:
+                call.abandoned()
+                raise
+            self._response = response
+            if head is not None:
+                self._tracker = call.stream(head)
+                continue
+            event = call.splice_event()
+            if event is None:
+                status = response.status_code
+                raise httpx.RemoteProtocolError(
+                    f"SSE stream broke; its re-issued request got no response (HTTP {status})"
+                )
+            yield event
+            return
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+        self._call.abandoned()
+
+
+def _head(response: httpx.Response) -> Head:
+    headers = response.headers
+    return Head(
+        response.status_code,
+        headers.get("content-type"),
+        headers.get("retry-after"),
+        headers.get("mcp-session-id"),
+    )
+
+
+async def _read(response: httpx.Response, limit: int) -> bytes:
+    """Read a whole body, refusing one past ``limit`` bytes (a hostile endless body)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(f"response body larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _with_body(request: httpx.Request, content: bytes) -> httpx.Request:
+    return httpx.Request(
+        request.method,
+        request.url,
+        headers=strip_headers(request.headers.raw, b"content-length", b"transfer-encoding"),
+        content=content,
+        extensions=request.extensions,
+    )

@@ -1,0 +1,163 @@
+"""Attempt history: what was sent, what came back and what was decided, as plain values."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from enum import StrEnum
+from typing import Any
+
+import attrs
+
+from ._classify import Classification
+from ._jsonrpc import RequestId
+from ._policy import Decision, Idempotency
+
+__all__ = ["Attempt", "CallRecord", "History", "RetryOrigin"]
+
+
+class RetryOrigin(StrEnum):
+    """Who sent an attempt: the first send, this engine, the application, or a person."""
+
+    NONE = "none"
+    SDK = "sdk"
+    APPLICATION = "application"
+    MANUAL = "manual"
+
+
+@attrs.frozen
+class Attempt:
+    """One HTTP POST of a call and how it ended.
+
+    ``delay`` is the time slept before it; ``elapsed`` the seconds from the call's start to
+    the moment it was sent; ``decision`` what followed it (None while it is still streaming).
+    """
+
+    number: int
+    retry_origin: RetryOrigin
+    wire_id: RequestId | None
+    classification: Classification
+    status: int | None = None
+    content_type: str | None = None
+    error_kind: str | None = None
+    delay: float = 0.0
+    retry_after: float | None = None
+    decision: Decision | None = None
+    elapsed: float = 0.0
+    duration: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only."""
+        c = self.classification
+        return {
+            "number": self.number,
+            "retryOrigin": str(self.retry_origin),
+            "wireId": self.wire_id,
+            "httpStatus": self.status,
+            "contentType": self.content_type,
+            "layer": str(c.layer),
+            "outcome": str(c.outcome),
+            "errorCode": c.code,
+            "errorKind": self.error_kind,
+            "detail": c.detail,
+            "delay": round(self.delay, 6),
+            "retryAfter": self.retry_after,
+            "decision": str(self.decision.action) if self.decision else None,
+            "reason": str(self.decision.reason) if self.decision else None,
+            "elapsedMs": round(self.elapsed * 1000, 3),
+            "durationMs": round(self.duration * 1000, 3),
+        }
+
+
+@attrs.frozen
+class CallRecord:
+    """One logical JSON-RPC call and all its attempts.
+
+    A record is a snapshot: while an SSE answer is still streaming ``complete`` is False and
+    ``get_record`` returns the newest snapshot.
+    """
+
+    method: str
+    tool: str | None
+    request_id: RequestId | None
+    idempotency: Idempotency
+    attempts: tuple[Attempt, ...] = ()
+    classification: Classification | None = None
+    complete: bool = False
+    client: str | None = None
+    protocol_version: str | None = None
+    session_id: str | None = None
+    scenario: str | None = None
+    arguments_digest: str = ""
+
+    @property
+    def post_count(self) -> int:
+        return len(self.attempts)
+
+    @property
+    def http_statuses(self) -> tuple[int, ...]:
+        return tuple(a.status for a in self.attempts if a.status is not None)
+
+    @property
+    def retry_origin(self) -> RetryOrigin:
+        """The origin of the last attempt."""
+        return self.attempts[-1].retry_origin if self.attempts else RetryOrigin.NONE
+
+    @property
+    def outcome(self) -> str | None:
+        return str(self.classification.outcome) if self.classification else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The diagnostic record: plain JSON types, ready for ``json.dumps``."""
+        c = self.classification
+        return {
+            "client": self.client,
+            "protocolVersion": self.protocol_version,
+            "scenario": self.scenario,
+            "method": self.method,
+            "tool": self.tool,
+            "idempotency": str(self.idempotency),
+            "postCount": self.post_count,
+            "httpStatuses": list(self.http_statuses),
+            "jsonrpc": {"id": self.request_id, "errorCode": c.code if c else None},
+            "resultType": c.result_type if c else None,
+            "layer": str(c.layer) if c else None,
+            "outcome": self.outcome,
+            "retryOrigin": str(self.retry_origin),
+            "complete": self.complete,
+            "attempts": [a.to_dict() for a in self.attempts],
+        }
+
+
+class History:
+    """The newest finished call records of a transport, bounded, safe across threads."""
+
+    def __init__(self, maxlen: int = 1000) -> None:
+        if maxlen < 1:
+            raise ValueError("maxlen must be >= 1")
+        self._records: deque[CallRecord] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def append(self, record: CallRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    def records(self) -> list[CallRecord]:
+        """Oldest first, newest last."""
+        with self._lock:
+            return list(self._records)
+
+    def last(self) -> CallRecord | None:
+        with self._lock:
+            return self._records[-1] if self._records else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def maxlen(self) -> int:
+        return self._records.maxlen or 0

@@ -1,0 +1,127 @@
+"""Incremental Server-Sent Events decoding that never buffers more than one event.
+
+The decoder follows the WHATWG event-stream rules (lines end in CRLF, LF or CR; a blank
+line dispatches; ``data`` lines join with LF; an unterminated event at end of stream is
+discarded). Besides each event it returns the raw bytes that made it up, so a caller can
+forward a stream event by event and replace a single event without re-encoding the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "Event", "SSEDecoder", "encode_event"]
+
+DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+@attrs.frozen
+class Event:
+    """One dispatched SSE event and the exact bytes it was read from."""
+
+    data: bytes
+    event: str
+    id: str | None
+    raw: bytes
+
+
+class SSEDecoder:
+    """Feed bytes in, get complete events out.
+
+    Memory is bounded by ``max_event_bytes``: an event (or a line) that grows past it sets
+    ``oversized``, after which the decoder stops parsing and hands every byte back raw.
+    """
+
+    def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        self._max = max_event_bytes
+        self._buf = bytearray()
+        self._event_start = 0  # where the current event's raw bytes begin in _buf
+        self._scan = 0  # where the next line begins in _buf
+        self._data: list[bytes] = []
+        self._type = ""
+        self._id: str | None = None
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+        self.oversized = False
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """Decode ``chunk`` into the blocks it completes, in stream order.
+
+        A block without data (a comment, a keep-alive, a lone ``id:``) comes back as an
+        Event with empty ``data`` and ``event``, so every byte is accounted for in order.
+        Once oversized, each chunk comes back as one such raw block.
+        """
+        if self.oversized:
+            return [Event(b"", "", None, bytes(chunk))]
+        buf = self._buf
+        buf += chunk
+        events: list[Event] = []
+        pos = self._scan
+        end = len(buf)
+        while pos < end:
+            match = _EOL.search(buf, pos)
+            if match is None:
+                break
+            if match.group() == b"\r" and match.end() == end:
+                break  # a CR at the end of the buffer may be the first half of CRLF
+            line = bytes(buf[pos : match.start()])
+            pos = match.end()
+            if line:
+                self._field(line)
+                continue
+            events.append(self._dispatch(bytes(buf[self._event_start : pos])))
+            self._event_start = pos
+        del buf[: self._event_start]
+        self._scan = pos - self._event_start
+        self._event_start = 0
+        if len(buf) > self._max:
+            self.oversized = True
+            events.append(Event(b"", "", None, bytes(buf)))
+            buf.clear()
+        return events
+
+    def pending(self) -> bytes:
+        """The bytes of an event still being read (discarded by SSE rules at end of stream)."""
+        return bytes(self._buf)
+
+    def _field(self, line: bytes) -> None:
+        name, sep, value = line.partition(b":")
+        if not name:
+            return  # a comment line
+        if sep and value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            self._data.append(value)
+        elif name == b"event":
+            self._type = value.decode("utf-8", "replace")
+        elif name == b"id":
+            if b"\x00" not in value:
+                self._id = value.decode("utf-8", "replace")
+                self.last_event_id = self._id
+        elif name == b"retry" and value.isdigit():
+            self.retry_ms = int(value)
+
+    def _dispatch(self, raw: bytes) -> Event:
+        if self._data:
+            event = Event(b"\n".join(self._data), self._type or "message", self._id, raw)
+        else:
+            event = Event(b"", "", self._id, raw)
+        self._reset()
+        return event
+
+    def _reset(self) -> None:
+        self._data = []
+        self._type = ""
+        self._id = None
+
+
+def encode_event(data: bytes, *, event: str = "message", event_id: str | None = None) -> bytes:
+    """Encode one SSE event (``data`` must not contain line breaks; JSON from dumps never does)."""
+    head = f"event: {event}\n".encode()
+    if event_id is not None:
+        head += f"id: {event_id}\n".encode()
+    return head + b"data: " + data + b"\n\n"

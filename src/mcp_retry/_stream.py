@@ -1,0 +1,69 @@
+"""Following one SSE answer as it flows: pure, event by event, bounded memory."""
+
+from __future__ import annotations
+
+from ._classify import OVERSIZED, Classification, Outcome, classify_event, verdict
+from ._jsonrpc import JSON, RequestId, same_id, with_id
+from ._sse import SSEDecoder, encode_event
+
+__all__ = ["StreamTracker"]
+
+
+class StreamTracker:
+    """Pass an SSE body on while finding the response to one request in it.
+
+    Only whole events are handed on (an event cut off by a broken stream is held back, as
+    an SSE reader would drop it anyway), and the response event is rewritten to carry the
+    caller's id when the request went out under another one.
+    """
+
+    def __init__(
+        self, *, wire_id: RequestId, caller_id: RequestId, method: str, max_event_bytes: int
+    ) -> None:
+        self._wire_id = wire_id
+        self._caller_id = caller_id
+        self._method = method
+        self._decoder = SSEDecoder(max_event_bytes)
+        self.classification: Classification | None = None
+        self.message: JSON = None
+        self.events = 0
+
+    @property
+    def done(self) -> bool:
+        """True once the response (or a reason to give up looking) was found."""
+        return self.classification is not None
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self._decoder.last_event_id
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Take a chunk of the stream; return the bytes to hand on now."""
+        out = bytearray()
+        for event in self._decoder.feed(chunk):
+            if event.data:
+                self.events += 1
+            if self.classification is None and event.data:
+                found = classify_event(event.data, event.event, self._wire_id, self._method)
+                if found is not None:
+                    self.classification, self.message = found
+                    out += self._restore_id(event.raw, event.event, event.id)
+                    continue
+            out += event.raw
+        if self._decoder.oversized and self.classification is None:
+            self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
+        return bytes(out)
+
+    def held_back(self) -> bytes:
+        """The bytes of an unterminated event, which SSE readers discard at end of stream."""
+        return self._decoder.pending()
+
+    def _restore_id(self, raw: bytes, event: str, event_id: str | None) -> bytes:
+        message = self.message
+        if (
+            same_id(self._wire_id, self._caller_id)
+            or not isinstance(message, dict)
+            or not same_id(message.get("id"), self._wire_id)
+        ):
+            return raw
+        return encode_event(with_id(message, self._caller_id), event=event, event_id=event_id)

@@ -1,0 +1,10 @@
+"""The retry transports for httpx2, the HTTP client of ``mcp`` 2.x and ``fastmcp`` 4.x.
+
+Same engine, same signatures and behaviour as ``mcp_retry.RetryTransport`` and
+``mcp_retry.AsyncRetryTransport``; importing this module requires ``httpx2``.
+"""
+
+from ._httpx2_async import AsyncRetryTransport
+from ._httpx2_sync import RetryTransport
+
+__all__ = ["AsyncRetryTransport", "RetryTransport"]
