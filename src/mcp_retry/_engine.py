@@ -167,6 +167,7 @@ class Call:
                 session_id=self._session,
                 scenario=engine.scenario,
                 arguments_digest=facts.digest,
+                started_at=engine.wall_clock(),
             )
         )
 
@@ -313,7 +314,7 @@ class Call:
         else:
             self.done = True
             self._learn(classification, message)
-        record = self._snapshot(classification if self.done else None)
+        record = self._snapshot(classification if self.done else None, now)
         notify_attempt(engine.hooks, record, attempt)
         if self.done:
             self._finish(record, classification, now)
@@ -341,9 +342,10 @@ class Call:
         engine.history.append(record)
         notify_call(engine.hooks, record)
 
-    def _snapshot(self, final: Classification | None) -> CallRecord:
+    def _snapshot(self, final: Classification | None, now: float) -> CallRecord:
         record = attrs.evolve(
             self.ref.current,
+            duration=max(0.0, now - self._start),
             attempts=tuple(self._attempts),
             classification=final,
             complete=final is not None,

@@ -89,6 +89,8 @@ class CallRecord:
     session_id: str | None = None
     scenario: str | None = None
     arguments_digest: str = ""
+    started_at: float = 0.0  # wall-clock Unix time of the first send
+    duration: float = 0.0  # seconds from the first send to the newest attempt's end
 
     @property
     def post_count(self) -> int:
@@ -125,6 +127,8 @@ class CallRecord:
             "outcome": self.outcome,
             "retryOrigin": str(self.retry_origin),
             "complete": self.complete,
+            "startedAt": self.started_at,
+            "durationMs": round(self.duration * 1000, 3),
             "attempts": [a.to_dict() for a in self.attempts],
         }
 
