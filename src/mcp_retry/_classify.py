@@ -201,7 +201,7 @@ def classify_sse(
 ) -> Classification:
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
-    for event in decoder.feed(body):
+    for event in decoder.feed(body) + decoder.finish():
         found = classify_event(event.data, event.event, expected_id, method)
         if found is not None:
             return found[0]

@@ -262,11 +262,15 @@ class Call:
             classification, head, error_kind=error[0] if error else None, message=tracker.message
         ).retry
 
-    def abandoned(self) -> None:
-        """The caller stopped the call (closed the stream early or was cancelled)."""
+    def abandoned(self, exc: BaseException | None) -> None:
+        """The call ended without a verdict: the caller closed the stream early, or an
+        exception (a cancellation, an exhausted network error) ended it."""
         if self.done:
             return
-        detail = "closed by the caller before the response"
+        if exc is None:
+            detail = "closed by the caller before the response"
+        else:
+            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
         self._settle(verdict(Outcome.STREAM_INCOMPLETE, detail=detail), self._head)
 
     # -- bookkeeping --------------------------------------------------------------------

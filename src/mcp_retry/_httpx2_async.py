@@ -85,8 +85,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             return await self._inner.handle_async_request(request)
         try:
             response, head, body = await self._exchange(call, request)
-        except BaseException:
-            call.abandoned()  # cancelled, or retries exhausted: the record still completes
+        except BaseException as exc:
+            call.abandoned(exc)  # cancelled, or retries exhausted: the record still completes
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
@@ -126,7 +126,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
                 return response, head, b""
             try:
                 body = await _read(response, self._engine.max_event_bytes)
-            except httpx.TransportError as exc:
+            except (httpx.TransportError, httpx.DecodingError) as exc:
                 await response.aclose()
                 if call.failed(*describe_error(exc)):
                     continue
@@ -176,6 +176,9 @@ class _TrackedStream(httpx.AsyncByteStream):
                     out = self._tracker.feed(chunk)
                     if out:
                         yield out
+                out = self._tracker.finish()
+                if out:
+                    yield out
             except httpx.TransportError as exc:
                 error = exc
             await self._response.aclose()
@@ -186,8 +189,8 @@ class _TrackedStream(httpx.AsyncByteStream):
                 return
             try:
                 response, head, _ = await self._transport._exchange(call, self._request)
-            except BaseException:
-                call.abandoned()
+            except BaseException as exc:
+                call.abandoned(exc)
                 raise
             self._response = response
             if head is not None:
@@ -204,7 +207,7 @@ class _TrackedStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._response.aclose()
-        self._call.abandoned()
+        self._call.abandoned(None)
 
 
 def _head(response: httpx.Response) -> Head:

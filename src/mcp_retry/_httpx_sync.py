@@ -85,8 +85,8 @@ class RetryTransport(httpx.BaseTransport):
             return self._inner.handle_request(request)
         try:
             response, head, body = self._exchange(call, request)
-        except BaseException:
-            call.abandoned()  # cancelled, or retries exhausted: the record still completes
+        except BaseException as exc:
+            call.abandoned(exc)  # cancelled, or retries exhausted: the record still completes
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
@@ -126,7 +126,7 @@ class RetryTransport(httpx.BaseTransport):
                 return response, head, b""
             try:
                 body = _read(response, self._engine.max_event_bytes)
-            except httpx.TransportError as exc:
+            except (httpx.TransportError, httpx.DecodingError) as exc:
                 response.close()
                 if call.failed(*describe_error(exc)):
                     continue
@@ -176,6 +176,9 @@ class _TrackedStream(httpx.SyncByteStream):
                     out = self._tracker.feed(chunk)
                     if out:
                         yield out
+                out = self._tracker.finish()
+                if out:
+                    yield out
             except httpx.TransportError as exc:
                 error = exc
             self._response.close()
@@ -186,8 +189,8 @@ class _TrackedStream(httpx.SyncByteStream):
                 return
             try:
                 response, head, _ = self._transport._exchange(call, self._request)
-            except BaseException:
-                call.abandoned()
+            except BaseException as exc:
+                call.abandoned(exc)
                 raise
             self._response = response
             if head is not None:
@@ -204,7 +207,7 @@ class _TrackedStream(httpx.SyncByteStream):
 
     def close(self) -> None:
         self._response.close()
-        self._call.abandoned()
+        self._call.abandoned(None)
 
 
 def _head(response: httpx.Response) -> Head:

@@ -235,7 +235,7 @@ def _transient_reason(policy: RetryPolicy, classification: Classification) -> Re
     outcome = classification.outcome
     if outcome is Outcome.NETWORK_ERROR:
         # A bad URL, a proxy refusal, our own protocol error or a huge body will not heal.
-        healable = classification.error_kind not in ("local", "oversized")
+        healable = classification.error_kind not in ("local", "oversized", "decoding")
         return Reason.NETWORK_ERROR if healable else None
     if outcome is Outcome.STREAM_INCOMPLETE:
         return Reason.STREAM_INCOMPLETE

@@ -23,13 +23,15 @@ _KINDS = {
     "ProxyError": "local",
     "NetworkError": "network",
     "BodyTooLarge": "oversized",
+    "DecodingError": "decoding",
 }
 
 
 def describe_error(exc: BaseException) -> tuple[str, str]:
     """``(kind, detail)`` for a transport exception.
 
-    Kinds: connect, pool, timeout, read, write, protocol, network; and local or oversized,
+    Kinds: connect, pool, timeout, read, write, protocol, network; and local, oversized or
+    decoding,
     which no retry can heal.
     """
     kind = "network"

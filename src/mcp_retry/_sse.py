@@ -73,8 +73,16 @@ class SSEDecoder:
             if line:
                 self._field(line)
                 continue
-            events.append(self._dispatch(bytes(buf[self._event_start : pos])))
+            raw = bytes(buf[self._event_start : pos])
             self._event_start = pos
+            if len(raw) > self._max:
+                self.oversized = True
+                events.append(Event(b"", "", None, raw + bytes(buf[pos:])))
+                buf.clear()
+                self._event_start = self._scan = 0
+                self._reset()
+                return events
+            events.append(self._dispatch(raw))
         del buf[: self._event_start]
         self._scan = pos - self._event_start
         self._event_start = 0
@@ -83,6 +91,12 @@ class SSEDecoder:
             events.append(Event(b"", "", None, bytes(buf)))
             buf.clear()
         return events
+
+    def finish(self) -> list[Event]:
+        """End of stream: settle a trailing CR; an unterminated event stays pending."""
+        if self._buf.endswith(b"\r") and not self.oversized:
+            return self.feed(b"\n")
+        return []
 
     def pending(self) -> bytes:
         """The bytes of an event still being read (discarded by SSE rules at end of stream)."""

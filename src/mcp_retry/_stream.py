@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._classify import OVERSIZED, Classification, Outcome, classify_event, verdict
 from ._jsonrpc import JSON, RequestId, same_id, with_id
-from ._sse import SSEDecoder, encode_event
+from ._sse import Event, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
 
@@ -39,8 +39,15 @@ class StreamTracker:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take a chunk of the stream; return the bytes to hand on now."""
+        return self._forward(self._decoder.feed(chunk))
+
+    def finish(self) -> bytes:
+        """The stream ended: return what is left to hand on."""
+        return self._forward(self._decoder.finish())
+
+    def _forward(self, events: list[Event]) -> bytes:
         out = bytearray()
-        for event in self._decoder.feed(chunk):
+        for event in events:
             if event.data:
                 self.events += 1
             if self.classification is None and event.data:
