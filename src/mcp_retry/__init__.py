@@ -7,6 +7,7 @@ are safe to repeat are retried, and every attempt is recorded. For httpx2 (``mcp
 """
 
 from ._access import get_record
+from ._budget import Budget, RetryBudget
 from ._classify import Classification, Layer, Outcome, classify
 from ._hooks import Hook
 from ._httpx_async import AsyncRetryTransport
@@ -22,6 +23,7 @@ __all__ = [
     "Action",
     "AsyncRetryTransport",
     "Attempt",
+    "Budget",
     "CallRecord",
     "Classification",
     "Decision",
@@ -32,6 +34,7 @@ __all__ = [
     "Layer",
     "Outcome",
     "Reason",
+    "RetryBudget",
     "RetryOrigin",
     "RetryPolicy",
     "RetryTransport",

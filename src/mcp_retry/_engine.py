@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from ._budget import Budget, RetryBudget
 from ._classify import (
     Classification,
     Outcome,
@@ -27,7 +28,16 @@ from ._classify import (
 from ._hooks import Hook, notify_attempt, notify_call
 from ._jsonrpc import JSON, RequestFacts, RequestId, dumps, parse_request, same_id, with_id
 from ._origin import ResendDetector, marked_origin
-from ._policy import Decision, Idempotency, RetryPolicy, decide, parse_retry_after
+from ._policy import (
+    Action,
+    Decision,
+    Idempotency,
+    Reason,
+    RetryPolicy,
+    decide,
+    is_transient,
+    parse_retry_after,
+)
 from ._records import Attempt, CallRecord, History, RetryOrigin
 from ._sse import DEFAULT_MAX_EVENT_BYTES, encode_event
 from ._stream import StreamTracker
@@ -35,6 +45,9 @@ from ._stream import StreamTracker
 __all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
 
 RECORD_EXTENSION = "mcp_retry.record"
+CONTAINED_ERROR_CODE = -32090
+"""The JSON-RPC error code of a failure the transport contained (``contain_failures``)."""
+_CONTAINED = frozenset({Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE})
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
 )
@@ -93,6 +106,8 @@ class Engine:
         resend_window: float = 60.0,
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        budget: Budget | None = None,
+        contain_failures: bool = False,
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
@@ -103,6 +118,8 @@ class Engine:
         self.detector = ResendDetector(resend_window)
         self.scenario = scenario
         self.max_event_bytes = max_event_bytes
+        self.budget = budget if budget is not None else RetryBudget()
+        self.contain_failures = contain_failures
         self.observed = _Observed()
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
@@ -155,6 +172,7 @@ class Call:
         self._attempts: list[Attempt] = []
         self._message: JSON = None
         self._head: Head | None = None
+        self._in_flight = False
         self.done = False
         self.ref = RecordRef(
             CallRecord(
@@ -173,9 +191,16 @@ class Call:
 
     # -- the shell asks -------------------------------------------------------------------
 
+    @property
+    def delay(self) -> float:
+        """Seconds to wait before the next POST (0 for the first)."""
+        return self._delay
+
     def next_send(self) -> Send:
-        """The next POST to make (the first, or the retry just decided)."""
-        self._sent_at = self._engine.clock() + self._delay
+        """The next POST to make (the first, or the retry just decided), after the delay."""
+        self._sent_at = self._engine.clock()
+        self._in_flight = True
+        self._head = None
         return Send(self._content, self._wire_id, self._delay, self._origin)
 
     def failed(self, kind: str, detail: str) -> bool:
@@ -257,21 +282,85 @@ class Call:
                 detail=detail,
                 error_kind=error[0] if error else None,
             )
-        head = self._head
         return self._settle(
-            classification, head, error_kind=error[0] if error else None, message=tracker.message
+            classification,
+            self._head,
+            error_kind=error[0] if error else None,
+            message=tracker.message,
+            # A server that numbered its events lets the client resume with Last-Event-ID;
+            # re-issuing on top of that would run the request twice.
+            resumable=tracker.last_event_id is not None,
         ).retry
+
+    def contained(self, *, in_stream: bool = False) -> bytes | None:
+        """The JSON-RPC error that stands for this call's failure, when failures are contained.
+
+        Outside a stream only NETWORK_ERROR and STREAM_INCOMPLETE are contained (an HTTP
+        error already is an answer); inside an SSE stream that holds no response, whatever
+        ended the call is. None when containment is off or the call is a notification.
+        """
+        record = self.ref.current
+        final = record.classification
+        if not self._engine.contain_failures or self.facts.id is None or final is None:
+            return None
+        if not in_stream and final.outcome not in _CONTAINED:
+            return None
+        detail = final.detail or (f"HTTP {final.status}" if final.status else "")
+        message = f"mcp-retry: {final.outcome} after {record.post_count} attempt(s)"
+        error = {
+            "code": CONTAINED_ERROR_CODE,
+            "message": f"{message}: {detail}" if detail else message,
+            "data": {
+                "outcome": str(final.outcome),
+                "layer": str(final.layer),
+                "attempts": [
+                    {
+                        "number": a.number,
+                        "outcome": str(a.classification.outcome),
+                        "httpStatus": a.status,
+                        "errorKind": a.error_kind,
+                        "reason": str(a.decision.reason) if a.decision else None,
+                    }
+                    for a in record.attempts
+                ],
+            },
+        }
+        body = dumps({"jsonrpc": "2.0", "id": self.facts.id, "error": error})
+        return encode_event(body) if in_stream else body
 
     def abandoned(self, exc: BaseException | None) -> None:
         """The call ended without a verdict: the caller closed the stream early, or an
-        exception (a cancellation, an exhausted network error) ended it."""
+        exception (a cancellation, an error of the inner transport's own) ended it."""
         if self.done:
             return
         if exc is None:
             detail = "closed by the caller before the response"
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        self._settle(verdict(Outcome.STREAM_INCOMPLETE, detail=detail), self._head)
+        stop = Decision(Action.STOP, Reason.ABANDONED)
+        now = self._engine.clock()
+        if self._in_flight:
+            if self._head is not None:  # an SSE answer was flowing
+                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
+            else:
+                kind = "internal" if isinstance(exc, Exception) else "cancelled"
+                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
+            self._record(
+                stop,
+                ended,
+                head=self._head,
+                error_kind=ended.error_kind,
+                retry_after=None,
+                message=None,
+                now=now,
+            )
+            return
+        # Between attempts (in the backoff): the planned retry is never sent.
+        last = self._attempts[-1]
+        self._attempts[-1] = attrs.evolve(last, decision=stop)
+        self.done = True
+        record = self._snapshot(last.classification, now)
+        self._finish(record, last.classification, now)
 
     # -- bookkeeping --------------------------------------------------------------------
 
@@ -283,6 +372,7 @@ class Call:
         error_kind: str | None = None,
         retry_after: float | None = None,
         message: JSON = None,
+        resumable: bool = False,
     ) -> Decision:
         engine = self._engine
         now = engine.clock()
@@ -296,8 +386,39 @@ class Call:
             retry_after=retry_after,
             rand=engine.rand,
         )
+        budget = engine.budget
+        if not self.facts.is_notification:
+            budget.record(failed=is_transient(engine.policy, classification))
+            if decision.retry and not budget.allow_retry():
+                decision = Decision(Action.STOP, Reason.THROTTLED)
+        if decision.retry and resumable:
+            decision = Decision(Action.STOP, Reason.RESUMABLE)
+        return self._record(
+            decision,
+            classification,
+            head=head,
+            error_kind=error_kind,
+            retry_after=retry_after,
+            message=message,
+            now=now,
+        )
+
+    def _record(
+        self,
+        decision: Decision,
+        classification: Classification,
+        *,
+        head: Head | None,
+        error_kind: str | None,
+        retry_after: float | None,
+        message: JSON,
+        now: float,
+    ) -> Decision:
+        """Append the attempt that just ended, with what follows it, and tell the hooks."""
+        engine = self._engine
+        self._in_flight = False
         attempt = Attempt(
-            number=number,
+            number=len(self._attempts) + 1,
             retry_origin=self._origin,
             wire_id=self._wire_id,
             classification=classification,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import httpx2 as httpx
 
+from ._budget import Budget
 from ._engine import RECORD_EXTENSION, Call, Engine, Head
 from ._hooks import Hook
 from ._policy import RetryPolicy
@@ -43,6 +44,10 @@ class RetryTransport(httpx.BaseTransport):
         hooks: observers told about every attempt and every finished call.
         scenario: a label copied into every record.
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
+        budget: the retry budget (default: a RetryBudget of this transport's own; pass one
+            budget to several transports to share it).
+        contain_failures: answer a final network error or broken stream with a JSON-RPC
+            error (code -32090) for the request's id instead of raising.
     """
 
     def __init__(
@@ -56,6 +61,8 @@ class RetryTransport(httpx.BaseTransport):
         hooks: Sequence[Hook] = (),
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        budget: Budget | None = None,
+        contain_failures: bool = False,
     ) -> None:
         self._inner = transport if transport is not None else httpx.HTTPTransport()
         self._sleep = sleep if sleep is not None else time.sleep
@@ -66,6 +73,8 @@ class RetryTransport(httpx.BaseTransport):
             clock=clock,
             scenario=scenario,
             max_event_bytes=max_event_bytes,
+            budget=budget,
+            contain_failures=contain_failures,
         )
 
     @property
@@ -76,6 +85,10 @@ class RetryTransport(httpx.BaseTransport):
     def policy(self) -> RetryPolicy:
         return self._engine.policy
 
+    @property
+    def budget(self) -> Budget:
+        return self._engine.budget
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if not is_jsonrpc_post(request.method, request.headers.get("content-type")):
             return self._inner.handle_request(request)
@@ -85,8 +98,13 @@ class RetryTransport(httpx.BaseTransport):
             return self._inner.handle_request(request)
         try:
             response, head, body = self._exchange(call, request)
+        except httpx.TransportError:
+            contained = call.contained()
+            if contained is None:
+                raise
+            return _json_response(request, contained, call)
         except BaseException as exc:
-            call.abandoned(exc)  # cancelled, or retries exhausted: the record still completes
+            call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
@@ -111,9 +129,9 @@ class RetryTransport(httpx.BaseTransport):
             the body to hand on (read whole, with the caller's id restored) if it is not.
         """
         while True:
+            if call.delay > 0:
+                self._sleep(call.delay)  # a cancellation here ends the call, unsent
             send = call.next_send()
-            if send.delay > 0:
-                self._sleep(send.delay)
             attempt = request if send.content is None else _with_body(request, send.content)
             try:
                 response = self._inner.handle_request(attempt)
@@ -184,11 +202,21 @@ class _TrackedStream(httpx.SyncByteStream):
             self._response.close()
             problem = describe_error(error) if error is not None else None
             if not call.stream_ended(self._tracker, problem):
-                if error is not None and not self._tracker.done:
-                    raise error
+                if not self._tracker.done:
+                    contained = call.contained(in_stream=True)
+                    if contained is not None:
+                        yield contained
+                    elif error is not None:
+                        raise error
                 return
             try:
                 response, head, _ = self._transport._exchange(call, self._request)
+            except httpx.TransportError:
+                contained = call.contained(in_stream=True)
+                if contained is None:
+                    raise
+                yield contained
+                return
             except BaseException as exc:
                 call.abandoned(exc)
                 raise
@@ -196,7 +224,7 @@ class _TrackedStream(httpx.SyncByteStream):
             if head is not None:
                 self._tracker = call.stream(head)
                 continue
-            event = call.splice_event()
+            event = call.splice_event() or call.contained(in_stream=True)
             if event is None:
                 status = response.status_code
                 raise httpx.RemoteProtocolError(
@@ -230,6 +258,17 @@ def _read(response: httpx.Response, limit: int) -> bytes:
             raise BodyTooLarge(f"response body larger than {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _json_response(request: httpx.Request, content: bytes, call: Call) -> httpx.Response:
+    """A JSON answer made here, not by the server (a contained failure)."""
+    return httpx.Response(
+        200,
+        headers={"content-type": "application/json"},
+        content=content,
+        request=request,
+        extensions={RECORD_EXTENSION: call.ref},
+    )
 
 
 def _with_body(request: httpx.Request, content: bytes) -> httpx.Request:

@@ -29,6 +29,7 @@ __all__ = [
     "Reason",
     "RetryPolicy",
     "decide",
+    "is_transient",
     "parse_retry_after",
 ]
 
@@ -86,6 +87,8 @@ class Reason(StrEnum):
     RETRY_AFTER_OVER_CAP = "retry_after_over_cap"
     DEADLINE = "deadline"
     THROTTLED = "throttled"
+    ABANDONED = "abandoned"  # the caller closed the stream or cancelled the call
+    RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
 
 
 @attrs.frozen
@@ -229,6 +232,11 @@ def decide(
     if policy.deadline is not None and tenacity.stop_before_delay(policy.deadline)(state):
         return Decision(Action.STOP, Reason.DEADLINE)
     return Decision(Action.RETRY, reason, delay)
+
+
+def is_transient(policy: RetryPolicy, classification: Classification) -> bool:
+    """A failure another attempt might not meet (what a retry budget counts as failed)."""
+    return _transient_reason(policy, classification) is not None
 
 
 def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:

@@ -47,6 +47,7 @@ class SSEDecoder:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.oversized = False
+        self._eof = False
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Decode ``chunk`` into the blocks it completes, in stream order.
@@ -56,7 +57,7 @@ class SSEDecoder:
         Once oversized, each chunk comes back as one such raw block.
         """
         if self.oversized:
-            return [Event(b"", "", None, bytes(chunk))]
+            return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
         buf += chunk
         events: list[Event] = []
@@ -66,7 +67,7 @@ class SSEDecoder:
             match = _EOL.search(buf, pos)
             if match is None:
                 break
-            if match.group() == b"\r" and match.end() == end:
+            if match.group() == b"\r" and match.end() == end and not self._eof:
                 break  # a CR at the end of the buffer may be the first half of CRLF
             line = bytes(buf[pos : match.start()])
             pos = match.end()
@@ -94,9 +95,8 @@ class SSEDecoder:
 
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
-        if self._buf.endswith(b"\r") and not self.oversized:
-            return self.feed(b"\n")
-        return []
+        self._eof = True
+        return self.feed(b"")
 
     def pending(self) -> bytes:
         """The bytes of an event still being read (discarded by SSE rules at end of stream)."""

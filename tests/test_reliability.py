@@ -1,0 +1,292 @@
+"""Failure containment, the retry budget, cancellation, leaks and concurrency."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import tracemalloc
+
+import anyio
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_retry import (
+    AsyncRetryTransport,
+    Idempotency,
+    Outcome,
+    Reason,
+    RetryBudget,
+    RetryPolicy,
+    RetryTransport,
+    get_record,
+)
+from mcp_retry._jsonrpc import parse_request
+from mcp_retry._stream import StreamTracker
+from tests.helpers import (
+    Script,
+    json_reply,
+    ok_result,
+    rpc,
+    sse_event,
+    sse_reply,
+    status_reply,
+    tool_call,
+)
+
+URL = "http://mcp.test/mcp"
+READ = RetryPolicy(tools={"lookup": Idempotency.READ})
+
+
+def no_sleep(_: float) -> None:
+    return None
+
+
+# -- containment -------------------------------------------------------------------------
+
+
+def test_contained_network_error_becomes_a_jsonrpc_error() -> None:
+    script = Script(httpx.ConnectError("refused"))
+    transport = RetryTransport(script, policy=READ, sleep=no_sleep, contain_failures=True)
+    response = httpx.Client(transport=transport).post(URL, json=tool_call("lookup", id=4))
+    body = response.json()
+    assert body["id"] == 4 and body["error"]["code"] == -32090
+    assert "NETWORK_ERROR after 3 attempt(s)" in body["error"]["message"]
+    assert [a["errorKind"] for a in body["error"]["data"]["attempts"]] == ["connect"] * 3
+    record = get_record(response)
+    assert record is not None and record.classification is not None
+    assert record.classification.outcome is Outcome.NETWORK_ERROR  # the record stays honest
+
+
+def test_containment_is_off_by_default() -> None:
+    transport = RetryTransport(Script(httpx.ConnectError("refused")), sleep=no_sleep)
+    with pytest.raises(httpx.ConnectError):
+        httpx.Client(transport=transport).post(URL, json=tool_call("x"))
+
+
+def test_http_errors_are_answers_not_contained() -> None:
+    transport = RetryTransport(Script(status_reply(503)), sleep=no_sleep, contain_failures=True)
+    assert httpx.Client(transport=transport).post(URL, json=tool_call("x")).status_code == 503
+
+
+def test_notifications_are_not_contained() -> None:
+    transport = RetryTransport(Script(httpx.ReadError("x")), contain_failures=True)
+    with pytest.raises(httpx.ReadError):
+        httpx.Client(transport=transport).post(URL, json=rpc("notifications/initialized", id=None))
+
+
+def test_contained_broken_stream_ends_with_an_error_event() -> None:
+    broken = sse_reply(lambda i: [b": hello\n\n"], fail=httpx.RemoteProtocolError("peer closed"))
+    transport = RetryTransport(Script(broken), contain_failures=True)
+    with httpx.Client(transport=transport) as client:
+        response = client.post(URL, json=tool_call("charge", id="c1"))
+    last = response.content.split(b"data: ")[-1]
+    error = json.loads(last)
+    assert error["id"] == "c1" and error["error"]["data"]["outcome"] == "STREAM_INCOMPLETE"
+
+
+# -- stream resumption is the client's when the server numbered its events ---------------
+
+
+def test_numbered_stream_is_left_to_last_event_id_resumption() -> None:
+    first = sse_reply(lambda i: [b"id: ev-1\ndata: \n\n"], fail=httpx.ReadError("cut"))
+    script = Script(first, sse_reply(lambda i: [sse_event(ok_result(i))]))
+    transport = RetryTransport(script, sleep=no_sleep)
+    with httpx.Client(transport=transport) as client, pytest.raises(httpx.ReadError):
+        client.post(URL, json=rpc("tools/list", id=1))
+    assert len(script.requests) == 1
+    record = transport.history.last()
+    assert record is not None
+    assert record.attempts[-1].decision.reason is Reason.RESUMABLE  # type: ignore[union-attr]
+
+
+# -- the retry budget --------------------------------------------------------------------
+
+
+def test_budget_bounds_posts_under_a_total_outage() -> None:
+    script = Script(status_reply(503))
+    transport = RetryTransport(script, sleep=no_sleep)
+    client = httpx.Client(transport=transport)
+    calls = 200
+    for i in range(calls):
+        client.post(URL, json=rpc("tools/list", id=i))
+    assert len(script.requests) <= 1.1 * calls + 5  # not 3x
+    reasons = [r.attempts[-1].decision.reason for r in transport.history.records()]  # type: ignore[union-attr]
+    assert Reason.THROTTLED in reasons
+
+
+def test_budget_refills_with_successes() -> None:
+    budget = RetryBudget(max_tokens=10, token_ratio=0.5)
+    for _ in range(6):
+        budget.record(failed=True)
+    assert not budget.allow_retry()
+    for _ in range(4):
+        budget.record(failed=False)
+    assert budget.allow_retry() and budget.tokens == 6.0
+
+
+def test_one_budget_shared_by_two_transports() -> None:
+    budget = RetryBudget()
+    a = RetryTransport(Script(status_reply(503)), sleep=no_sleep, budget=budget)
+    b = RetryTransport(Script(status_reply(503)), sleep=no_sleep, budget=budget)
+    for i in range(3):
+        httpx.Client(transport=a).post(URL, json=rpc("ping", id=i))
+    assert not budget.allow_retry()
+    response = httpx.Client(transport=b).post(URL, json=rpc("ping", id=9))
+    assert get_record(response).attempts[-1].decision.reason is Reason.THROTTLED  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"max_tokens": 0}, {"token_ratio": 0}, {"max_tokens": float("inf")}]
+)
+def test_budget_validation(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        RetryBudget(**kwargs)
+
+
+def test_budget_is_thread_safe() -> None:
+    budget = RetryBudget(max_tokens=1000, token_ratio=1)
+
+    def work() -> None:
+        for _ in range(1000):
+            budget.record(failed=True)
+            budget.record(failed=False)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert budget.tokens == 1000.0
+
+
+# -- leaks, cancellation, concurrency ----------------------------------------------------
+
+
+def test_no_leaks_over_1000_failing_calls() -> None:
+    script = Script(status_reply(503), status_reply(502), json_reply(500, ok_result))
+    transport = RetryTransport(script, policy=READ, sleep=no_sleep, budget=RetryBudget(1e9, 1))
+    client = httpx.Client(transport=transport)
+    for i in range(1000):
+        script.requests.clear()
+        client.post(URL, json=tool_call("lookup", id=i))
+    assert len(script.streams) == 3000
+    assert all(stream.closed for stream in script.streams)
+
+
+@pytest.mark.anyio
+async def test_cancellation_during_backoff_sends_nothing_more() -> None:
+    script = Script(status_reply(503), json_reply(200, ok_result))
+    policy = RetryPolicy(tools={"lookup": "read"}, initial_backoff=30, jitter="none")
+    transport = AsyncRetryTransport(script, policy=policy)  # real anyio.sleep
+    async with httpx.AsyncClient(transport=transport) as client:
+        with anyio.move_on_after(0.2) as scope:
+            await client.post(URL, json=tool_call("lookup", id=1))
+        assert scope.cancelled_caught
+        await anyio.sleep(0.05)
+    assert len(script.requests) == 1
+    record = transport.history.last()
+    assert record is not None and record.complete
+    assert record.post_count == 1  # the planned retry was never sent, nor recorded as sent
+    assert record.classification is not None
+    assert record.classification.outcome is Outcome.HTTP_ERROR
+    assert record.attempts[-1].decision.reason is Reason.ABANDONED  # type: ignore[union-attr]
+    assert all(stream.closed for stream in script.streams)
+
+
+@pytest.mark.anyio
+async def test_cancellation_during_a_send_is_recorded_and_not_retried() -> None:
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await anyio.sleep(30)
+        return httpx.Response(200)
+
+    policy = RetryPolicy(tools={"lookup": "read"})
+    transport = AsyncRetryTransport(httpx.MockTransport(handler), policy=policy)
+    async with httpx.AsyncClient(transport=transport) as client:
+        with anyio.move_on_after(0.1):
+            await client.post(URL, json=tool_call("lookup", id=1))
+    record = transport.history.last()
+    assert record is not None and record.post_count == 1
+    assert record.classification is not None
+    assert record.classification.outcome is Outcome.NETWORK_ERROR
+    assert record.classification.error_kind == "cancelled"
+    assert "Cancelled" in (record.classification.detail or "")
+    assert record.attempts[-1].decision.reason is Reason.ABANDONED  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_500_concurrent_calls_keep_their_own_attempts() -> None:
+    rng = random.Random(7)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        await anyio.sleep(rng.random() / 100)
+        if rng.random() < 0.3:
+            return httpx.Response(503)
+        return httpx.Response(
+            200, json=ok_result(body["id"], text=body["params"]["arguments"]["n"])
+        )
+
+    budget = RetryBudget()
+    policy = RetryPolicy(tools={"lookup": "read"}, initial_backoff=0.001)
+    transport = AsyncRetryTransport(httpx.MockTransport(handler), policy=policy, budget=budget)
+    results: dict[int, httpx.Response] = {}
+    async with httpx.AsyncClient(transport=transport) as client:
+
+        async def one(i: int) -> None:
+            results[i] = await client.post(URL, json=tool_call("lookup", id=i, n=str(i)))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(500):
+                tg.start_soon(one, i)
+    for i, response in results.items():
+        record = get_record(response)
+        assert record is not None and record.request_id == i
+        assert record.attempts[0].wire_id == i
+        others = {a.wire_id for a in record.attempts[1:]}
+        assert i not in others and len(others) == len(record.attempts) - 1
+        if response.status_code == 200:
+            assert response.json()["id"] == i
+            assert response.json()["result"]["content"][0]["text"] == str(i)
+    assert 0 <= budget.tokens <= budget.max_tokens
+
+
+# -- hostile input -----------------------------------------------------------------------
+
+
+@given(st.binary(max_size=400) | st.text(max_size=200).map(str.encode))
+@settings(max_examples=300, deadline=None)
+def test_request_parser_never_raises(body: bytes) -> None:
+    facts = parse_request(body)
+    assert facts is None or isinstance(facts.method, str)
+
+
+def test_endless_sse_event_keeps_memory_bounded() -> None:
+    tracker = StreamTracker(wire_id=1, caller_id=1, method="tools/call", max_event_bytes=1 << 20)
+    chunk = b"x" * 65536
+    tracemalloc.start()
+    passed = 0
+    for _ in range(160):  # 10 MiB without a single line break
+        passed += len(tracker.feed(chunk))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 4 << 20
+    assert passed >= 9 << 20  # handed on raw once over the limit, not held
+    assert tracker.classification is not None
+    assert tracker.classification.outcome is Outcome.MALFORMED_JSON
+
+
+def test_endless_json_body_is_refused() -> None:
+    class Endless(httpx.SyncByteStream):
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            while True:
+                yield b"[" * 65536
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, stream=Endless())
+
+    transport = RetryTransport(httpx.MockTransport(handler), max_event_bytes=1 << 20)
+    with pytest.raises(httpx.ReadError, match="larger than"):
+        httpx.Client(transport=transport).post(URL, json=tool_call("x"))
