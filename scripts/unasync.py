@@ -7,6 +7,7 @@ python scripts/unasync.py --check  # exit 1 if any generated file is out of date
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,11 +16,15 @@ SOURCE = PACKAGE / "_httpx_async.py"
 
 # Whole-word substitutions from async to sync, applied in order.
 UNASYNC = [
-    ('["AsyncRetryTransport", "BodyTooLarge"]', '["BodyTooLarge", "RetryTransport"]'),
     (
-        "from collections.abc import AsyncIterator, Awaitable, Callable, Sequence\n\n"
-        "import anyio\n",
-        "import time\nfrom collections.abc import Callable, Iterator, Sequence\n\n",
+        '["AsyncRetryTransport", "BodyTooLarge", "mcp_client"]',
+        '["BodyTooLarge", "RetryTransport", "mcp_client"]',
+    ),
+    (
+        "from collections.abc import AsyncIterator, Awaitable, Callable, Sequence\n"
+        "from typing import Any\n\nimport anyio\n",
+        "import time\nfrom collections.abc import Callable, Iterator, Sequence\n"
+        "from typing import Any\n\n",
     ),
     ("AsyncRetryTransport", "RetryTransport"),
     ("AsyncBaseTransport", "BaseTransport"),
@@ -58,14 +63,28 @@ def header(text: str, name: str) -> str:
     return text.replace('"""', note, 1)
 
 
+def formatted(text: str, path: Path) -> str:
+    """The text as ``ruff format`` leaves it, so generated files pass the format check."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(path), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent.parent,
+    )
+    return result.stdout
+
+
 def generated() -> dict[Path, str]:
     source = SOURCE.read_text()
     sync = unasync(source).replace("The async httpx shell", "The sync httpx shell")
-    return {
+    texts = {
         PACKAGE / "_httpx_sync.py": header(sync, "sync, httpx"),
         PACKAGE / "_httpx2_async.py": header(to_httpx2(source), "async, httpx2"),
         PACKAGE / "_httpx2_sync.py": header(to_httpx2(sync), "sync, httpx2"),
     }
+    return {path: formatted(text, path) for path, text in texts.items()}
 
 
 def main(argv: list[str]) -> int:

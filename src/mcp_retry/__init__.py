@@ -10,7 +10,7 @@ from ._access import get_record
 from ._budget import Budget, RetryBudget
 from ._classify import Classification, Layer, Outcome, classify
 from ._hooks import Hook
-from ._httpx_async import AsyncRetryTransport
+from ._httpx_async import AsyncRetryTransport, mcp_client
 from ._httpx_sync import RetryTransport
 from ._origin import ORIGIN_EXTENSION, retry_origin
 from ._policy import Action, Decision, Idempotency, Jitter, Reason, RetryPolicy
@@ -41,5 +41,6 @@ __all__ = [
     "__version__",
     "classify",
     "get_record",
+    "mcp_client",
     "retry_origin",
 ]

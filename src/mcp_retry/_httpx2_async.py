@@ -10,6 +10,7 @@ shells never drift apart.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
 
 import anyio
 import httpx2 as httpx
@@ -23,9 +24,10 @@ from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
 from ._sse import DEFAULT_MAX_EVENT_BYTES
 from ._stream import StreamTracker
 
-__all__ = ["AsyncRetryTransport", "BodyTooLarge"]
+__all__ = ["AsyncRetryTransport", "BodyTooLarge", "mcp_client"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
+MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
 
 
 class BodyTooLarge(httpx.ReadError):
@@ -278,4 +280,41 @@ def _with_body(request: httpx.Request, content: bytes) -> httpx.Request:
         headers=strip_headers(request.headers.raw, b"content-length", b"transfer-encoding"),
         content=content,
         extensions=request.extensions,
+    )
+
+
+def mcp_client(
+    *,
+    policy: RetryPolicy | None = None,
+    headers: dict[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    timeout: httpx.Timeout | float | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    contain_failures: bool = True,
+    **options: Any,
+) -> httpx.AsyncClient:
+    """A client for the MCP SDK's Streamable HTTP transport, with retries underneath.
+
+    It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
+    followed) and contains final network failures as JSON-RPC errors, so one lost
+    connection fails one call instead of tearing the session down.
+
+    Args:
+        policy: the RetryPolicy.
+        headers: headers sent with every request.
+        auth: an httpx Auth.
+        timeout: replaces the default timeouts.
+        transport: the inner transport (default: a new one).
+        contain_failures: see AsyncRetryTransport.
+        options: more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
+    """
+    retry = AsyncRetryTransport(
+        transport, policy=policy, contain_failures=contain_failures, **options
+    )
+    return httpx.AsyncClient(
+        transport=retry,
+        headers=headers,
+        auth=auth,
+        timeout=MCP_TIMEOUT if timeout is None else timeout,
+        follow_redirects=True,
     )

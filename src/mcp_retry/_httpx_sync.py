@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import httpx
 
@@ -23,9 +24,10 @@ from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
 from ._sse import DEFAULT_MAX_EVENT_BYTES
 from ._stream import StreamTracker
 
-__all__ = ["BodyTooLarge", "RetryTransport"]
+__all__ = ["BodyTooLarge", "RetryTransport", "mcp_client"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
+MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
 
 
 class BodyTooLarge(httpx.ReadError):
@@ -278,4 +280,39 @@ def _with_body(request: httpx.Request, content: bytes) -> httpx.Request:
         headers=strip_headers(request.headers.raw, b"content-length", b"transfer-encoding"),
         content=content,
         extensions=request.extensions,
+    )
+
+
+def mcp_client(
+    *,
+    policy: RetryPolicy | None = None,
+    headers: dict[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    timeout: httpx.Timeout | float | None = None,
+    transport: httpx.BaseTransport | None = None,
+    contain_failures: bool = True,
+    **options: Any,
+) -> httpx.Client:
+    """A client for the MCP SDK's Streamable HTTP transport, with retries underneath.
+
+    It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
+    followed) and contains final network failures as JSON-RPC errors, so one lost
+    connection fails one call instead of tearing the session down.
+
+    Args:
+        policy: the RetryPolicy.
+        headers: headers sent with every request.
+        auth: an httpx Auth.
+        timeout: replaces the default timeouts.
+        transport: the inner transport (default: a new one).
+        contain_failures: see RetryTransport.
+        options: more RetryTransport options (history, hooks, budget, scenario, ...).
+    """
+    retry = RetryTransport(transport, policy=policy, contain_failures=contain_failures, **options)
+    return httpx.Client(
+        transport=retry,
+        headers=headers,
+        auth=auth,
+        timeout=MCP_TIMEOUT if timeout is None else timeout,
+        follow_redirects=True,
     )

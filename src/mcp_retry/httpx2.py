@@ -4,7 +4,7 @@ Same engine, same signatures and behaviour as ``mcp_retry.RetryTransport`` and
 ``mcp_retry.AsyncRetryTransport``; importing this module requires ``httpx2``.
 """
 
-from ._httpx2_async import AsyncRetryTransport
+from ._httpx2_async import AsyncRetryTransport, mcp_client
 from ._httpx2_sync import RetryTransport
 
-__all__ = ["AsyncRetryTransport", "RetryTransport"]
+__all__ = ["AsyncRetryTransport", "RetryTransport", "mcp_client"]
