@@ -26,6 +26,7 @@ from ._classify import (
 )
 from ._hooks import Hook, notify_attempt, notify_call
 from ._jsonrpc import JSON, RequestFacts, RequestId, dumps, parse_request, same_id, with_id
+from ._logging import LoggingHook
 from ._origin import ResendDetector, marked_origin
 from ._policy import Decision, Idempotency, RetryPolicy, decide, parse_retry_after
 from ._records import Attempt, CallRecord, History, RetryOrigin
@@ -35,6 +36,7 @@ from ._stream import StreamTracker
 __all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
 
 RECORD_EXTENSION = "mcp_retry.record"
+_LOGGING_HOOK = LoggingHook()
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
 )
@@ -96,7 +98,8 @@ class Engine:
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
-        self.hooks = tuple(hooks)
+        # The built-in logging hook first: it is free while the "mcp_retry" logger is off.
+        self.hooks: tuple[Hook, ...] = (_LOGGING_HOOK, *hooks)
         self.clock = clock if clock is not None else time.monotonic
         self.wall_clock = wall_clock
         self.rand = rand if rand is not None else secrets.SystemRandom().random
