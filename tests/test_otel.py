@@ -71,12 +71,16 @@ def otel() -> Iterator[Otel]:
     o.meter_provider.shutdown()
 
 
+def attrs_of(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
 def tree(spans: list[ReadableSpan]) -> tuple[ReadableSpan, list[ReadableSpan]]:
     roots = [s for s in spans if s.name != "POST"]
     assert len(roots) == 1, [s.name for s in spans]
     root = roots[0]
     children = sorted(
-        (s for s in spans if s.name == "POST"), key=lambda s: s.attributes["mcp_retry.attempt"]
+        (s for s in spans if s.name == "POST"), key=lambda s: attrs_of(s)["mcp_retry.attempt"]
     )
     assert root.context is not None
     for child in children:
@@ -129,19 +133,19 @@ def test_retried_read_makes_one_call_span_and_a_child_per_attempt(otel: Otel) ->
     }
 
     assert [s.kind for s in attempts] == [SpanKind.CLIENT] * 3
-    assert [s.attributes["http.response.status_code"] for s in attempts] == [503, 503, 200]
-    assert [s.attributes.get("http.request.resend_count") for s in attempts] == [None, 1, 2]
-    assert [s.attributes.get("error.type") for s in attempts] == ["503", "503", None]
-    assert [s.attributes["mcp_retry.decision"] for s in attempts] == ["retry", "retry", "stop"]
-    assert [s.attributes["mcp_retry.reason"] for s in attempts] == [
+    assert [attrs_of(s)["http.response.status_code"] for s in attempts] == [503, 503, 200]
+    assert [attrs_of(s).get("http.request.resend_count") for s in attempts] == [None, 1, 2]
+    assert [attrs_of(s).get("error.type") for s in attempts] == ["503", "503", None]
+    assert [attrs_of(s)["mcp_retry.decision"] for s in attempts] == ["retry", "retry", "stop"]
+    assert [attrs_of(s)["mcp_retry.reason"] for s in attempts] == [
         "retryable_status",
         "retryable_status",
         "success",
     ]
-    assert [s.attributes["mcp_retry.retry_origin"] for s in attempts] == ["none", "sdk", "sdk"]
-    assert [s.attributes["mcp_retry.backoff"] for s in attempts] == [0.0, 0.2, 0.4]
-    assert [s.attributes.get("mcp_retry.next_delay") for s in attempts] == [0.2, 0.4, None]
-    wire_ids = [s.attributes["jsonrpc.request.id"] for s in attempts]
+    assert [attrs_of(s)["mcp_retry.retry_origin"] for s in attempts] == ["none", "sdk", "sdk"]
+    assert [attrs_of(s)["mcp_retry.backoff"] for s in attempts] == [0.0, 0.2, 0.4]
+    assert [attrs_of(s).get("mcp_retry.next_delay") for s in attempts] == [0.2, 0.4, None]
+    wire_ids = [attrs_of(s)["jsonrpc.request.id"] for s in attempts]
     assert wire_ids[0] == "7"
     assert len(set(wire_ids)) == 3  # each retry goes out under a fresh id
     assert [s.status.status_code for s in attempts] == [
@@ -174,12 +178,12 @@ def test_metrics_count_attempts_delays_and_call_durations(otel: Otel) -> None:
     metrics = otel.metrics()
 
     attempts = {
-        (p.attributes["mcp_retry.outcome"], p.attributes["mcp_retry.decision"]): p.value
+        (attrs_of(p)["mcp_retry.outcome"], attrs_of(p)["mcp_retry.decision"]): p.value
         for p in metrics["mcp_retry.attempts"]
     }
     assert attempts == {("HTTP_ERROR", "retry"): 2, ("RPC_SUCCESS", "stop"): 1}
     for point in metrics["mcp_retry.attempts"]:
-        assert point.attributes["mcp.method.name"] == "tools/list"
+        assert attrs_of(point)["mcp.method.name"] == "tools/list"
 
     (delays,) = metrics["mcp_retry.retry.delay"]
     assert delays.count == 2
@@ -222,8 +226,8 @@ def test_tool_call_span_name_and_tool_error(otel: Otel) -> None:
     assert description.startswith("The weather service said no.")
     assert len(description) == 120
     assert description.endswith("…")
-    assert attempt.attributes["error.type"] == "tool_error"
-    assert attempt.attributes["http.response.status_code"] == 200
+    assert attrs_of(attempt)["error.type"] == "tool_error"
+    assert attrs_of(attempt)["http.response.status_code"] == 200
     # the arguments are not there, not even as a digest
     assert "Oslo" not in str(root.to_json()) + str(attempt.to_json())
 
@@ -239,7 +243,7 @@ def test_jsonrpc_error_sets_error_type_to_the_code(otel: Otel) -> None:
     assert attrs["mcp_retry.reason"] == "not_retryable"
     assert root.status.status_code is StatusCode.ERROR
     assert root.status.description == "Unknown tool: nope"
-    assert attempt.attributes["error.type"] == "-32602"
+    assert attrs_of(attempt)["error.type"] == "-32602"
 
 
 def test_unsafe_http_error_and_network_failures(otel: Otel) -> None:
@@ -258,17 +262,17 @@ def test_unsafe_http_error_and_network_failures(otel: Otel) -> None:
             call(client, "ping", 2)
     calls = trees(otel.spans())
     http_root, (http_attempt,) = calls["tools/call send_email"]
-    assert http_root.attributes["error.type"] == "HTTP_ERROR"  # type: ignore[index]
-    assert http_root.attributes["mcp_retry.reason"] == "not_idempotent"  # type: ignore[index]
-    assert http_attempt.attributes["error.type"] == "500"
+    assert attrs_of(http_root)["error.type"] == "HTTP_ERROR"
+    assert attrs_of(http_root)["mcp_retry.reason"] == "not_idempotent"
+    assert attrs_of(http_attempt)["error.type"] == "500"
     assert http_root.status.status_code is StatusCode.ERROR
 
     net_root, net_attempts = calls["ping"]
-    assert net_root.attributes["error.type"] == "NETWORK_ERROR"  # type: ignore[index]
-    assert net_root.attributes["mcp_retry.reason"] == "max_retries"  # type: ignore[index]
-    assert [s.attributes["mcp_retry.error_kind"] for s in net_attempts] == ["connect"] * 3
-    assert [s.attributes.get("http.response.status_code") for s in net_attempts] == [None] * 3
-    assert [s.attributes["error.type"] for s in net_attempts] == ["NETWORK_ERROR"] * 3
+    assert attrs_of(net_root)["error.type"] == "NETWORK_ERROR"
+    assert attrs_of(net_root)["mcp_retry.reason"] == "max_retries"
+    assert [attrs_of(s)["mcp_retry.error_kind"] for s in net_attempts] == ["connect"] * 3
+    assert [attrs_of(s).get("http.response.status_code") for s in net_attempts] == [None] * 3
+    assert [attrs_of(s)["error.type"] for s in net_attempts] == ["NETWORK_ERROR"] * 3
     assert net_root.status.description == "ConnectError: refused"
 
 
@@ -325,7 +329,7 @@ def test_redact_can_hide_and_add_attributes_or_drop_spans(otel: Otel) -> None:
     assert "mcp.session.id" not in (root.attributes or {})
     assert (root.attributes or {})["app.scenario"] == "demo"
     assert (root.attributes or {})["mcp_retry.scenario"] == "demo"
-    assert [s.attributes["mcp_retry.attempt"] for s in attempts] == [2]
+    assert [attrs_of(s)["mcp_retry.attempt"] for s in attempts] == [2]
 
 
 def test_max_message_chars_zero_keeps_no_text(otel: Otel) -> None:
@@ -358,7 +362,7 @@ async def test_async_transport_is_traced_the_same(otel: Otel) -> None:
     assert response.status_code == 200
     root, attempts = tree(otel.spans())
     assert root.name == "tools/list"
-    assert [s.attributes["http.response.status_code"] for s in attempts] == [502, 200]
+    assert [attrs_of(s)["http.response.status_code"] for s in attempts] == [502, 200]
 
 
 def test_global_providers_are_the_default() -> None:
