@@ -36,17 +36,15 @@ def test_retried_read_logs_each_attempt_and_each_decision(
     assert levels == ["DEBUG", "INFO", "DEBUG", "INFO", "DEBUG", "INFO"]
     messages = [r.getMessage() for r in records]
     assert messages[0] == (
-        "mcp_retry tools/list id=7 attempt 1 -> HTTP_ERROR (transport layer, HTTP 503) in 5.0 ms"
+        "tools/list id=7 attempt 1 -> HTTP_ERROR (transport layer, HTTP 503) in 5.0 ms"
     )
     assert messages[1] == (
-        "mcp_retry tools/list id=7 retrying in 0.200 s after attempt 1: "
-        "HTTP_ERROR (retryable_status)"
+        "tools/list id=7 retrying in 0.200 s after attempt 1: HTTP_ERROR (retryable_status)"
     )
     assert messages[3] == (
-        "mcp_retry tools/list id=7 retrying in 0.400 s after attempt 2: "
-        "HTTP_ERROR (retryable_status)"
+        "tools/list id=7 retrying in 0.400 s after attempt 2: HTTP_ERROR (retryable_status)"
     )
-    assert messages[5] == "mcp_retry tools/list id=7 done after 3 attempts: RPC_SUCCESS (success)"
+    assert messages[5] == "tools/list id=7 done after 3 attempts: RPC_SUCCESS (success)"
 
     for record in records:
         for field in FIELDS:
@@ -97,9 +95,9 @@ def test_first_attempt_success_is_quiet_at_info(caplog: pytest.LogCaptureFixture
     assert [(r.levelname, r.getMessage()) for r in mine(caplog)] == [
         (
             "DEBUG",
-            "mcp_retry ping id=1 attempt 1 -> RPC_SUCCESS (protocol layer, HTTP 200) in 5.0 ms",
+            "ping id=1 attempt 1 -> RPC_SUCCESS (protocol layer, HTTP 200) in 5.0 ms",
         ),
-        ("DEBUG", "mcp_retry ping id=1 done after 1 attempt: RPC_SUCCESS (success)"),
+        ("DEBUG", "ping id=1 done after 1 attempt: RPC_SUCCESS (success)"),
     ]
 
 
@@ -111,8 +109,8 @@ def test_a_failed_call_logs_its_stop_at_info(caplog: pytest.LogCaptureFixture) -
         call(client, "tools/call", 4, name="nope", arguments={})
     records = mine(caplog)
     assert [r.getMessage() for r in records] == [
-        "mcp_retry tools/call nope id=3 done after 1 attempt: HTTP_ERROR (not_idempotent)",
-        "mcp_retry tools/call nope id=4 done after 1 attempt: JSONRPC_ERROR (not_retryable)",
+        "tools/call nope id=3 done after 1 attempt: HTTP_ERROR (not_idempotent)",
+        "tools/call nope id=4 done after 1 attempt: JSONRPC_ERROR (not_retryable)",
     ]
     assert records[1].error_type == "-32602"  # type: ignore[attr-defined]
     assert records[1].error_message == "Unknown tool: nope"  # type: ignore[attr-defined]
@@ -128,7 +126,7 @@ def test_network_error_line_names_the_kind(caplog: pytest.LogCaptureFixture) -> 
         call(client, "ping")
     first = mine(caplog)[0]
     assert first.getMessage() == (
-        "mcp_retry ping id=1 attempt 1 -> NETWORK_ERROR "
+        "ping id=1 attempt 1 -> NETWORK_ERROR "
         "(transport layer: ConnectError: connection refused) in 5.0 ms"
     )
     assert first.error_kind == "connect"  # type: ignore[attr-defined]

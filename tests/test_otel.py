@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -371,3 +372,26 @@ def test_global_providers_are_the_default() -> None:
     with httpx.Client(transport=transport(server, [hook])) as client:
         assert call(client, "ping").status_code == 200
     assert isinstance(hook, mcp_retry.Hook)
+
+
+def test_an_sse_answer_is_traced_when_the_stream_has_been_read(otel: Otel) -> None:
+    def sse(msg: dict[str, Any]) -> httpx.Response:
+        event = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}})
+        return httpx.Response(
+            200,
+            content=f"event: message\ndata: {event}\n\n".encode(),
+            headers={"content-type": "text/event-stream"},
+        )
+
+    server = Server(FakeClock(), [status(503), sse])
+    with (
+        httpx.Client(transport=transport(server, [otel.hook()])) as client,
+        client.stream("POST", "http://127.0.0.1/mcp", json=body("tools/list", 9)) as response,
+    ):
+        assert otel.spans() == []  # the call is not over until its stream is read
+        text = response.read().decode()
+    assert '"id":9' in text.replace(" ", "")
+    root, attempts = tree(otel.spans())
+    assert attrs_of(root)["mcp_retry.outcome"] == "RPC_SUCCESS"
+    assert [attrs_of(s)["http.response.status_code"] for s in attempts] == [503, 200]
+    assert attrs_of(attempts[1])["mcp_retry.content_type"] == "text/event-stream"

@@ -98,7 +98,7 @@ class LoggingHook:
             if extra["error_message"]:
                 where += f": {extra['error_message']}"
             log.debug(
-                "mcp_retry %s attempt %d -> %s (%s) in %.1f ms",
+                "%s attempt %d -> %s (%s) in %.1f ms",
                 target,
                 attempt.number,
                 c.outcome,
@@ -111,7 +111,7 @@ class LoggingHook:
             return
         if decision.retry:
             log.info(
-                "mcp_retry %s retrying in %.3f s after attempt %d: %s (%s)",
+                "%s retrying in %.3f s after attempt %d: %s (%s)",
                 target,
                 decision.delay,
                 attempt.number,
@@ -123,7 +123,7 @@ class LoggingHook:
         quiet = attempt.number == 1 and c.outcome in _NOT_FAILURES
         log.log(
             logging.DEBUG if quiet else logging.INFO,
-            "mcp_retry %s done after %d attempt%s: %s (%s)",
+            "%s done after %d attempt%s: %s (%s)",
             target,
             attempt.number,
             "" if attempt.number == 1 else "s",
