@@ -208,3 +208,19 @@ def test_core_never_imports_opentelemetry() -> None:
     src = str(Path(mcp_retry.__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_healthy_calls_cost_nothing_at_info(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.INFO, logger=LOGGER)
+
+    def boom(*_args: object) -> dict[str, object]:
+        raise AssertionError("fields built for a line nobody will see")
+
+    monkeypatch.setattr(LoggingHook, "_fields", boom)
+    server = Server(FakeClock(), [result({}), result({"content": []})])
+    with httpx.Client(transport=transport(server)) as client:
+        call(client, "ping")
+        call(client, "tools/call", 2, name="t", arguments={})
+    assert mine(caplog) == []

@@ -19,6 +19,7 @@ import logging
 from typing import Any
 
 from ._classify import Classification, Outcome
+from ._policy import Decision
 from ._records import Attempt, CallRecord
 from ._redact import MESSAGE_CHARS, short_text
 
@@ -86,10 +87,15 @@ class LoggingHook:
         log = self._log
         if not log.isEnabledFor(logging.INFO):
             return
+        c = attempt.classification
+        decision = attempt.decision
+        debug = log.isEnabledFor(logging.DEBUG)
+        quiet = attempt.number == 1 and c.outcome in _NOT_FAILURES and not _retries(decision)
+        if quiet and not debug:
+            return  # healthy traffic: nothing to say at INFO
         extra = self._fields(record, attempt)
         target = _target(record)
-        c = attempt.classification
-        if log.isEnabledFor(logging.DEBUG):
+        if debug:
             where = f"{c.layer} layer"
             if attempt.status is not None:
                 where += f", HTTP {attempt.status}"
@@ -106,7 +112,6 @@ class LoggingHook:
                 attempt.duration * 1000,
                 extra=extra,
             )
-        decision = attempt.decision
         if decision is None:
             return
         if decision.retry:
@@ -120,7 +125,6 @@ class LoggingHook:
                 extra=extra,
             )
             return
-        quiet = attempt.number == 1 and c.outcome in _NOT_FAILURES
         log.log(
             logging.DEBUG if quiet else logging.INFO,
             "%s done after %d attempt%s: %s (%s)",
@@ -159,6 +163,10 @@ class LoggingHook:
             "duration_ms": round(attempt.duration * 1000, 3),
             "scenario": record.scenario,
         }
+
+
+def _retries(decision: Decision | None) -> bool:
+    return decision is not None and decision.retry
 
 
 def _target(record: CallRecord) -> str:
