@@ -3,9 +3,10 @@
 By construction a CallRecord holds no header, no URL and no tool argument (only a digest of
 the arguments), and a JSON-RPC error keeps only its code and (500 characters of) its
 message, never its ``data``. What still comes from outside is free text: a server's error
-message, a tool's error text and a network error's description. Before any of it reaches a
-log line, a JSON line or a span it goes through ``scrub`` (credentials in URLs, auth
-schemes and ``key=value`` pairs) and is cut to ``MESSAGE_CHARS``.
+message, a tool's error text and a network error's description (scrubbed when recorded).
+Before any of it reaches a log line, a JSON line or a span it goes through ``scrub``
+(credentials in URLs, auth schemes, cookies and ``key=value`` pairs) and, except in JSON
+lines which leave server messages out, is cut to ``MESSAGE_CHARS``.
 """
 
 from __future__ import annotations
