@@ -15,6 +15,7 @@ from ._httpx_sync import RetryTransport
 from ._origin import ORIGIN_EXTENSION, retry_origin
 from ._policy import Action, Decision, Idempotency, Jitter, Reason, RetryPolicy
 from ._records import Attempt, CallRecord, History, RetryOrigin
+from ._sink import JsonLinesSink
 
 __version__ = "0.1.0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "Hook",
     "Idempotency",
     "Jitter",
+    "JsonLinesSink",
     "Layer",
     "Outcome",
     "Reason",

@@ -27,6 +27,7 @@ from ._classify import (
 )
 from ._hooks import Hook, notify_attempt, notify_call
 from ._jsonrpc import JSON, RequestFacts, RequestId, dumps, parse_request, same_id, with_id
+from ._logging import LoggingHook
 from ._origin import ResendDetector, marked_origin
 from ._policy import (
     Action,
@@ -48,6 +49,7 @@ RECORD_EXTENSION = "mcp_retry.record"
 CONTAINED_ERROR_CODE = -32090
 """The JSON-RPC error code of a failure the transport contained (``contain_failures``)."""
 _CONTAINED = frozenset({Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE})
+_LOGGING_HOOK = LoggingHook()
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
 )
@@ -111,7 +113,8 @@ class Engine:
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
-        self.hooks = tuple(hooks)
+        # The built-in logging hook first: it is free while the "mcp_retry" logger is off.
+        self.hooks: tuple[Hook, ...] = (_LOGGING_HOOK, *hooks)
         self.clock = clock if clock is not None else time.monotonic
         self.wall_clock = wall_clock
         self.rand = rand if rand is not None else secrets.SystemRandom().random

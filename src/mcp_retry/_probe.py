@@ -66,7 +66,6 @@ async def probe(
     import httpx2
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared.exceptions import MCPError
 
     from .httpx2 import mcp_client
 
@@ -85,8 +84,12 @@ async def probe(
         async with http, Client(streamable_http_client(url, http_client=http)) as client:
             called = await client.call_tool(tool, arguments)
             result = called.model_dump(mode="json", exclude_none=True)
-    except (MCPError, httpx2.HTTPError, OSError) as exc:
-        error = f"{type(exc).__name__}: {exc}"
-    except* Exception as group:  # the SDK reports transport failures from its task group
-        error = "; ".join(f"{type(e).__name__}: {e}" for e in group.exceptions)
+    except Exception as exc:  # a probe reports every failure; the SDK may group them
+        error = "; ".join(f"{type(e).__name__}: {e}" for e in _leaves(exc))
     return ProbeResult(history.records(), result, error)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]

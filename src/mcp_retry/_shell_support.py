@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ._redact import scrub
+
 __all__ = ["describe_error", "is_jsonrpc_post", "strip_headers"]
 
 # By class name, so one table serves httpx and httpx2; the first name in the MRO wins.
@@ -28,7 +30,7 @@ _KINDS = {
 
 
 def describe_error(exc: BaseException) -> tuple[str, str]:
-    """``(kind, detail)`` for a transport exception.
+    """``(kind, detail)`` for a transport exception; the detail is scrubbed of credentials.
 
     Kinds: connect, pool, timeout, read, write, protocol, network; and local, oversized or
     decoding,
@@ -39,7 +41,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
         if cls.__name__ in _KINDS:
             kind = _KINDS[cls.__name__]
             break
-    return kind, f"{type(exc).__name__}: {exc}"[:200]
+    return kind, scrub(f"{type(exc).__name__}: {exc}")[:200]
 
 
 def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
