@@ -6,6 +6,7 @@ import json
 import random
 import threading
 import tracemalloc
+from typing import Any
 
 import anyio
 import httpx
@@ -290,3 +291,39 @@ def test_endless_json_body_is_refused() -> None:
     transport = RetryTransport(httpx.MockTransport(handler), max_event_bytes=1 << 20)
     with pytest.raises(httpx.ReadError, match="larger than"):
         httpx.Client(transport=transport).post(URL, json=tool_call("x"))
+
+
+def test_last_event_id_resumption_is_linked_to_its_call() -> None:
+    def replies(body: dict[str, Any]) -> httpx.Response:
+        if not body:  # the GET
+            final = sse_event(ok_result(21), event_id="ev-2")
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=final)
+        response = httpx.Response(200, headers={"content-type": "text/event-stream"})
+        response._chunks = [b"id: ev-1\ndata: \n\n"]  # type: ignore[attr-defined]
+        response._fail = httpx.ReadError("cut")  # type: ignore[attr-defined]
+        return response
+
+    script = Script(replies)
+    transport = RetryTransport(script, sleep=no_sleep)
+    with httpx.Client(transport=transport) as client:
+        with pytest.raises(httpx.ReadError):
+            client.post(URL, json=tool_call("charge", id=21))
+        resumed = client.get(URL, headers={"last-event-id": "ev-1", "accept": "text/event-stream"})
+    assert script.requests[1].headers["last-event-id"] == "ev-1"
+    assert b'"id": 21' in resumed.content
+    records = transport.history.records()
+    assert len(records) == 1  # the resumed call replaced its incomplete snapshot
+    record = records[0]
+    assert get_record(resumed) == record
+    assert [a.kind for a in record.attempts] == ["post", "resume"]
+    assert record.post_count == 1 and record.complete
+    assert record.attempts[0].decision.reason is Reason.RESUMABLE  # type: ignore[union-attr]
+    assert record.classification is not None
+    assert record.classification.outcome is Outcome.TOOL_SUCCESS
+
+
+def test_unknown_last_event_id_passes_through() -> None:
+    script = Script(httpx.Response(405))
+    transport = RetryTransport(script)
+    response = httpx.Client(transport=transport).get(URL, headers={"last-event-id": "zzz"})
+    assert response.status_code == 405 and get_record(response) is None

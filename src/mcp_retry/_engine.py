@@ -8,6 +8,7 @@ or imports an HTTP library.
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 import secrets
 import threading
 import time
@@ -124,6 +125,7 @@ class Engine:
         self.budget = budget if budget is not None else RetryBudget()
         self.contain_failures = contain_failures
         self.observed = _Observed()
+        self._resumable: OrderedDict[str, Call] = OrderedDict()
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
 
@@ -135,6 +137,22 @@ class Engine:
         if facts is None:
             return None
         return Call(self, facts, headers, extensions)
+
+    def resumed(self, last_event_id: str | None) -> Call | None:
+        """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
+        if not last_event_id:
+            return None
+        with self.observed.lock:
+            call = self._resumable.pop(last_event_id, None)
+        if call is not None:
+            call.reopen(last_event_id)
+        return call
+
+    def _await_resumption(self, event_id: str, call: Call) -> None:
+        with self.observed.lock:
+            self._resumable[event_id] = call
+            while len(self._resumable) > 256:
+                self._resumable.popitem(last=False)
 
     def fresh_id(self) -> str:
         """A request id never used before (the spec forbids re-using one)."""
@@ -176,6 +194,9 @@ class Call:
         self._message: JSON = None
         self._head: Head | None = None
         self._in_flight = False
+        self._resuming = False
+        self._resume_id: str | None = None
+        self._previous: CallRecord | None = None
         self.done = False
         self.ref = RecordRef(
             CallRecord(
@@ -273,6 +294,16 @@ class Call:
             max_event_bytes=self._engine.max_event_bytes,
         )
 
+    def reopen(self, last_event_id: str) -> None:
+        """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
+        self._resume_id = last_event_id
+        self.done = False
+        self._in_flight = True
+        self._resuming = True
+        self._delay = 0.0
+        self._sent_at = self._engine.clock()
+        self._previous = self.ref.current
+
     def stream_ended(self, tracker: StreamTracker, error: tuple[str, str] | None = None) -> bool:
         """The SSE stream ended (``error``: kind and detail if it broke); True to re-issue."""
         if self.done:
@@ -285,15 +316,21 @@ class Call:
                 detail=detail,
                 error_kind=error[0] if error else None,
             )
-        return self._settle(
+        # A server that numbered its events lets the client resume with Last-Event-ID;
+        # re-issuing on top of that would run the request twice.
+        resume_from = None
+        if tracker.classification is None:
+            resume_from = tracker.last_event_id or self._resume_id
+        decision = self._settle(
             classification,
             self._head,
             error_kind=error[0] if error else None,
             message=tracker.message,
-            # A server that numbered its events lets the client resume with Last-Event-ID;
-            # re-issuing on top of that would run the request twice.
-            resumable=tracker.last_event_id is not None,
-        ).retry
+            resumable=resume_from is not None,
+        )
+        if resume_from is not None:
+            self._engine._await_resumption(resume_from, self)
+        return decision.retry
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, when failures are contained.
@@ -394,7 +431,8 @@ class Call:
             budget.record(failed=is_transient(engine.policy, classification))
             if decision.retry and not budget.allow_retry():
                 decision = Decision(Action.STOP, Reason.THROTTLED)
-        if decision.retry and resumable:
+        if resumable or (decision.retry and self._resuming):
+            # Resuming is the client's move (and a GET cannot be re-sent as the POST).
             decision = Decision(Action.STOP, Reason.RESUMABLE)
         return self._record(
             decision,
@@ -422,7 +460,8 @@ class Call:
         self._in_flight = False
         attempt = Attempt(
             number=len(self._attempts) + 1,
-            retry_origin=self._origin,
+            retry_origin=RetryOrigin.APPLICATION if self._resuming else self._origin,
+            kind="resume" if self._resuming else "post",
             wire_id=self._wire_id,
             classification=classification,
             status=head.status if head else None,
@@ -435,6 +474,7 @@ class Call:
             duration=max(0.0, now - self._sent_at),
         )
         self._attempts.append(attempt)
+        self._resuming = False
         if head is not None and head.session_id and self._session is None:
             self._session = head.session_id
         if decision.retry:
@@ -467,7 +507,8 @@ class Call:
         if not facts.is_notification:
             failed = classification.outcome not in _NOT_FAILURES
             engine.detector.finished(facts.digest, failed, now)
-        engine.history.append(record)
+        engine.history.append(record, replacing=self._previous)
+        self._previous = None
         notify_call(engine.hooks, record)
 
     def _snapshot(self, final: Classification | None, now: float) -> CallRecord:

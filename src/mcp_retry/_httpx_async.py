@@ -91,7 +91,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not is_jsonrpc_post(request.method, request.headers.get("content-type")):
-            return await self._inner.handle_async_request(request)
+            resumed = None
+            if request.method == "GET":
+                resumed = self._engine.resumed(request.headers.get("last-event-id"))
+            if resumed is None:
+                return await self._inner.handle_async_request(request)
+            return await self._resume(resumed, request)
         body = await request.aread()
         call = self._engine.begin(body, request.headers, request.extensions)
         if call is None:
@@ -108,16 +113,32 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
-        return httpx.Response(
-            response.status_code,
-            headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
-            content=body,
-            request=request,
-            extensions={**response.extensions, RECORD_EXTENSION: call.ref},
-        )
+        return _answered(call, request, response, body)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+    async def _resume(self, call: Call, request: httpx.Request) -> httpx.Response:
+        """Pass the client's Last-Event-ID GET through, following it as part of ``call``."""
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx.TransportError as exc:
+            call.failed(*describe_error(exc))
+            raise
+        except BaseException as exc:
+            call.abandoned(exc)
+            raise
+        head = _head(response)
+        if call.wants_stream(head):
+            return self._streaming(call, request, response, head)
+        try:
+            body = await _read(response, self._engine.max_event_bytes)
+        except (httpx.TransportError, httpx.DecodingError) as exc:
+            await response.aclose()
+            call.failed(*describe_error(exc))
+            raise
+        call.received(head, body)
+        return _answered(call, request, response, body)
 
     async def _exchange(
         self, call: Call, request: httpx.Request
@@ -258,6 +279,19 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
             raise BodyTooLarge(f"response body larger than {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _answered(
+    call: Call, request: httpx.Request, response: httpx.Response, body: bytes
+) -> httpx.Response:
+    """The server's answer, read whole (and decoded), with the call's record attached."""
+    return httpx.Response(
+        response.status_code,
+        headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
+        content=body,
+        request=request,
+        extensions={**response.extensions, RECORD_EXTENSION: call.ref},
+    )
 
 
 def _json_response(request: httpx.Request, content: bytes, call: Call) -> httpx.Response:

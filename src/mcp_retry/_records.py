@@ -45,12 +45,14 @@ class Attempt:
     decision: Decision | None = None
     elapsed: float = 0.0
     duration: float = 0.0
+    kind: str = "post"  # "resume": the client's GET with Last-Event-ID, not a new POST
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
         c = self.classification
         return {
             "number": self.number,
+            "kind": self.kind,
             "retryOrigin": str(self.retry_origin),
             "wireId": self.wire_id,
             "httpStatus": self.status,
@@ -94,7 +96,8 @@ class CallRecord:
 
     @property
     def post_count(self) -> int:
-        return len(self.attempts)
+        """POSTs sent (a resumption GET is an attempt, not a POST)."""
+        return sum(1 for a in self.attempts if a.kind == "post")
 
     @property
     def http_statuses(self) -> tuple[int, ...]:
@@ -142,8 +145,15 @@ class History:
         self._records: deque[CallRecord] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
 
-    def append(self, record: CallRecord) -> None:
+    def append(self, record: CallRecord, *, replacing: CallRecord | None = None) -> None:
+        """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
+        that was resumed) moves it to the end instead of keeping both."""
         with self._lock:
+            if replacing is not None:
+                try:
+                    self._records.remove(replacing)
+                except ValueError:
+                    pass  # already pushed out of the bounded history
             self._records.append(record)
 
     def records(self) -> list[CallRecord]:
