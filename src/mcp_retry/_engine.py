@@ -8,10 +8,10 @@ or imports an HTTP library.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
 from enum import StrEnum
@@ -150,10 +151,9 @@ class History:
         that was resumed) moves it to the end instead of keeping both."""
         with self._lock:
             if replacing is not None:
-                try:
+                # It may already have been pushed out of the bounded history.
+                with contextlib.suppress(ValueError):
                     self._records.remove(replacing)
-                except ValueError:
-                    pass  # already pushed out of the bounded history
             self._records.append(record)
 
     def records(self) -> list[CallRecord]:
