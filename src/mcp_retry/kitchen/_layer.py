@@ -1,0 +1,300 @@
+"""The ASGI fault layer in front of the SDK's real Streamable HTTP app.
+
+Every request to the MCP path is read, matched to its run, and either handed to the
+real app or answered the way the run's scenario decides. The layer also serves the
+kitchen's own control endpoints under `/kitchen/`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_retry.kitchen._abort import ABORT_EXTENSION, AbortFn
+from mcp_retry.kitchen._actions import Abort, Action, Mangle, Pass, Reply, Respond, Truncate
+from mcp_retry.kitchen._book import KitchenBook
+from mcp_retry.kitchen._facts import RequestFacts, read_facts
+from mcp_retry.kitchen._params import ScenarioError
+from mcp_retry.kitchen._runs import Runs, parse_query
+from mcp_retry.kitchen._scenarios import SCENARIO_NAMES, jsonrpc_error, session_not_found
+from mcp_retry.kitchen._tools import RUN_SCOPE_KEY
+from mcp_retry.kitchen._wire import (
+    JSON_CONTENT_TYPE,
+    SSE_HEADERS,
+    WireResponse,
+    frame,
+    mangle,
+    notification_events,
+    session_headers,
+)
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+CONTROL_PREFIX = "/kitchen/"
+
+
+async def read_body(receive: Receive) -> bytes:
+    """Read a whole request body (bounded by MAX_BODY_BYTES)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ValueError("request body too large")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """Return a `receive` that yields the already-read body, then the real channel."""
+    pending = True
+
+    async def replayed() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+async def send_response(send: Send, response: WireResponse) -> None:
+    """Send a complete response with an exact Content-Length."""
+    headers = [(k, v) for k, v in response.headers if k.lower() != b"content-length"]
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})
+
+
+async def send_json(send: Send, status: int, payload: Any) -> None:
+    """Send a JSON document (control endpoints and layer-level refusals)."""
+    body = json.dumps(payload).encode()
+    await send_response(send, WireResponse(status, ((b"content-type", JSON_CONTENT_TYPE),), body))
+
+
+class FaultLayer:
+    """ASGI app: the kitchen's fault injection in front of the SDK's real app."""
+
+    def __init__(
+        self,
+        inner: ASGIApp,
+        book: KitchenBook,
+        runs: Runs,
+        *,
+        json_response: bool,
+        stateless: bool,
+        legacy_only: bool = False,
+        path: str = "/mcp",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Wrap `inner` (the SDK app); `json_response`/`stateless` must match its config."""
+        self.inner = inner
+        self.book = book
+        self.runs = runs
+        self.json_response = json_response
+        self.stateless = stateless
+        self.legacy_only = legacy_only
+        self.path = path
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route one ASGI connection."""
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+        elif scope["path"].startswith(CONTROL_PREFIX):
+            await self._control(scope, send)
+        elif scope["path"].rstrip("/") != self.path:
+            await self.inner(scope, receive, send)
+        else:
+            await self._mcp(scope, receive, send)
+
+    def reset(self) -> None:
+        """Forget runs, counters and records."""
+        self.runs.reset()
+        self.book.reset()
+
+    async def _control(self, scope: Scope, send: Send) -> None:
+        route = (scope["method"], scope["path"].rstrip("/"))
+        if route == ("GET", "/kitchen/state"):
+            state = self.book.snapshot()
+            run = parse_qs(scope["query_string"].decode("latin-1")).get("run")
+            if run:
+                state = state.for_run(run[0])
+            await send_json(send, 200, state.to_json())
+        elif route == ("POST", "/kitchen/reset"):
+            self.reset()
+            await send_json(send, 200, {"reset": True})
+        elif route == ("GET", "/kitchen/scenarios"):
+            await send_json(send, 200, {"scenarios": list(SCENARIO_NAMES)})
+        else:
+            await send_json(send, 404, {"error": "unknown kitchen endpoint"})
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            run = self.runs.resolve(parse_query(scope["query_string"].decode("latin-1")))
+        except ScenarioError as exc:
+            await send_json(send, 400, {"error": str(exc)})
+            return
+        # The tools read the run from the scope to attribute their executions.
+        scope = {**scope, RUN_SCOPE_KEY: run.key}
+        if scope["method"] != "POST":
+            facts = read_facts(scope["method"], scope["headers"], b"")
+            if facts.session_id is not None and facts.session_id in run.counters.expired:
+                await send_response(send, _wire(session_not_found(None)))
+            else:
+                await self.inner(scope, receive, send)
+            return
+        try:
+            body = await read_body(receive)
+        except ValueError:
+            await send_json(send, 413, {"error": "request body too large"})
+            return
+        seq = self.book.next_seq()
+        facts = read_facts("POST", scope["headers"], body)
+        run.counters.posts += 1
+        action = run.scenario.decide(facts, run.counters, self.clock())
+        status: int | None = None
+        fault = action.fault
+        try:
+            status, fault = await self._perform(action, facts, scope, replay(body, receive), send)
+        finally:
+            self.book.record_post(
+                seq=seq,
+                run=run.key,
+                scenario=run.scenario_name,
+                method=facts.method,
+                request_id=facts.request_id,
+                tool=facts.tool,
+                status=status,
+                fault=fault,
+                session_id=facts.session_id,
+                protocol_version=facts.protocol_version,
+            )
+
+    async def _perform(
+        self, action: Action, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
+    ) -> tuple[int | None, str | None]:
+        """Carry out `action`; return the HTTP status sent (None if none) and the fault label."""
+        if isinstance(action, Pass):
+            if action.delay_s:
+                await anyio.sleep(action.delay_s)
+            if self.legacy_only and facts.is_modern:
+                refusal = self._legacy_refusal(facts)
+                await send_response(send, refusal)
+                return refusal.status, "legacy_only"
+            return await self._pass(scope, receive, send), action.fault
+        if isinstance(action, Reply):
+            await send_response(send, _wire(action))
+            return action.status, action.fault
+        if isinstance(action, Respond):
+            sse = not self.json_response and not facts.is_modern
+            await send_response(send, frame(action.message, facts, sse=sse))
+            return 200, action.fault
+        if isinstance(action, Mangle):
+            captured = await self._capture(scope, receive)
+            mangled = mangle(action.kind, captured, facts)
+            await send_response(send, mangled)
+            return mangled.status, action.fault
+        if isinstance(action, Truncate):
+            return await self._truncate(action, facts, scope, receive, send), action.fault
+        return await self._abort(action, facts, scope, receive, send), action.fault
+
+    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> int | None:
+        status: int | None = None
+
+        async def observe(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.inner(scope, receive, observe)
+        return status
+
+    async def _capture(self, scope: Scope, receive: Receive) -> WireResponse:
+        """Run the real app to completion and keep its whole answer."""
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.inner(scope, receive, keep)
+        headers = tuple((bytes(k), bytes(v)) for k, v in start.get("headers", ()))
+        return WireResponse(int(start.get("status", 500)), headers, b"".join(chunks))
+
+    async def _truncate(
+        self, action: Truncate, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
+    ) -> int:
+        if action.after_tool:
+            await self._capture(scope, receive)
+        headers = list(SSE_HEADERS + session_headers(facts))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for event in notification_events(facts, action.events):
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        if action.abrupt:
+            await _abort_fn(scope)(False)
+        else:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return 200
+
+    async def _abort(
+        self, action: Abort, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
+    ) -> int | None:
+        abort = _abort_fn(scope)
+        captured = await self._capture(scope, receive) if action.after_tool else None
+        if action.mode != "partial":
+            await abort(action.mode == "reset")
+            return None
+        if captured is None:
+            # Nothing ran: promise a plausible JSON answer and deliver half of it.
+            result = {"content": [{"type": "text", "text": "never delivered"}], "isError": False}
+            message = {"jsonrpc": "2.0", "id": facts.request_id, "result": result}
+            captured = frame(message, facts, sse=False)
+        headers = [(k, v) for k, v in captured.headers if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(captured.body)).encode()))
+        await send({"type": "http.response.start", "status": captured.status, "headers": headers})
+        half = captured.body[: len(captured.body) // 2]
+        await send({"type": "http.response.body", "body": half, "more_body": True})
+        await abort(False)
+        return captured.status
+
+    def _legacy_refusal(self, facts: RequestFacts) -> WireResponse:
+        """Refuse a 2026-07-28 request exactly as an mcp 1.30 server does."""
+        if self.stateless:
+            message = (
+                f"Bad Request: Unsupported protocol version: {facts.protocol_version}. "
+                "Supported versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"
+            )
+        else:
+            message = "Bad Request: Missing session ID"
+        # mcp 1.x puts the literal id "server-error" on these refusals.
+        body = json.dumps(jsonrpc_error("server-error", -32600, message)).encode()
+        return WireResponse(400, ((b"content-type", JSON_CONTENT_TYPE),), body)
+
+
+def _wire(reply: Reply) -> WireResponse:
+    headers = tuple((k.encode(), v.encode()) for k, v in reply.headers)
+    return WireResponse(reply.status, headers, reply.body)
+
+
+def _abort_fn(scope: Scope) -> AbortFn:
+    abort: AbortFn | None = scope.get("extensions", {}).get(ABORT_EXTENSION)
+    if abort is None:
+        raise RuntimeError("dropping a connection needs the kitchen's uvicorn protocol")
+    return abort
