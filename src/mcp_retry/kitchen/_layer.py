@@ -21,7 +21,7 @@ from mcp_retry.kitchen._actions import Abort, Action, Mangle, Pass, Reply, Respo
 from mcp_retry.kitchen._book import KitchenBook
 from mcp_retry.kitchen._facts import RequestFacts, read_facts
 from mcp_retry.kitchen._params import ScenarioError
-from mcp_retry.kitchen._runs import Runs, parse_query
+from mcp_retry.kitchen._runs import Run, Runs, parse_query
 from mcp_retry.kitchen._scenarios import SCENARIO_NAMES, jsonrpc_error, session_not_found
 from mcp_retry.kitchen._tools import RUN_SCOPE_KEY
 from mcp_retry.kitchen._wire import (
@@ -161,69 +161,48 @@ class FaultLayer:
         except ValueError:
             await send_json(send, 413, {"error": "request body too large"})
             return
-        seq = self.book.next_seq()
         facts = read_facts("POST", scope["headers"], body)
         run.counters.posts += 1
         action = run.scenario.decide(facts, run.counters, self.clock())
-        status: int | None = None
-        fault = action.fault
+        exchange = _Exchange(
+            self.book,
+            run,
+            facts,
+            fault=action.fault,
+            scope=scope,
+            receive=replay(body, receive),
+            send=send,
+        )
         try:
-            status, fault = await self._perform(action, facts, scope, replay(body, receive), send)
+            await self._perform(action, exchange)
         finally:
-            self.book.record_post(
-                seq=seq,
-                run=run.key,
-                scenario=run.scenario_name,
-                method=facts.method,
-                request_id=facts.request_id,
-                tool=facts.tool,
-                status=status,
-                fault=fault,
-                session_id=facts.session_id,
-                protocol_version=facts.protocol_version,
-            )
+            exchange.write(None)  # only if nothing was sent: the request was cut short
 
-    async def _perform(
-        self, action: Action, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
-    ) -> tuple[int | None, str | None]:
-        """Carry out `action`; return the HTTP status sent (None if none) and the fault label."""
+    async def _perform(self, action: Action, ex: _Exchange) -> None:
+        """Carry out `action` for one POST."""
+        facts = ex.facts
         if isinstance(action, Pass):
             if action.delay_s:
                 await anyio.sleep(action.delay_s)
             if self.legacy_only and facts.is_modern:
-                refusal = self._legacy_refusal(facts)
-                await send_response(send, refusal)
-                return refusal.status, "legacy_only"
-            return await self._pass(scope, receive, send), action.fault
-        if isinstance(action, Reply):
-            await send_response(send, _wire(action))
-            return action.status, action.fault
-        if isinstance(action, Respond):
+                ex.fault = "legacy_only"
+                await send_response(ex.send, self._legacy_refusal(facts))
+            else:
+                await self.inner(ex.scope, ex.receive, ex.send)
+        elif isinstance(action, Reply):
+            await send_response(ex.send, _wire(action))
+        elif isinstance(action, Respond):
             sse = not self.json_response and not facts.is_modern
-            await send_response(send, frame(action.message, facts, sse=sse))
-            return 200, action.fault
-        if isinstance(action, Mangle):
-            captured = await self._capture(scope, receive)
-            mangled = mangle(action.kind, captured, facts)
-            await send_response(send, mangled)
-            return mangled.status, action.fault
-        if isinstance(action, Truncate):
-            return await self._truncate(action, facts, scope, receive, send), action.fault
-        return await self._abort(action, facts, scope, receive, send), action.fault
+            await send_response(ex.send, frame(action.message, facts, sse=sse))
+        elif isinstance(action, Mangle):
+            captured = await self._capture(ex)
+            await send_response(ex.send, mangle(action.kind, captured, facts))
+        elif isinstance(action, Truncate):
+            await self._truncate(action, ex)
+        else:
+            await self._abort(action, ex)
 
-    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> int | None:
-        status: int | None = None
-
-        async def observe(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        await self.inner(scope, receive, observe)
-        return status
-
-    async def _capture(self, scope: Scope, receive: Receive) -> WireResponse:
+    async def _capture(self, ex: _Exchange) -> WireResponse:
         """Run the real app to completion and keep its whole answer."""
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
@@ -234,45 +213,40 @@ class FaultLayer:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 
-        await self.inner(scope, receive, keep)
+        await self.inner(ex.scope, ex.receive, keep)
         headers = tuple((bytes(k), bytes(v)) for k, v in start.get("headers", ()))
         return WireResponse(int(start.get("status", 500)), headers, b"".join(chunks))
 
-    async def _truncate(
-        self, action: Truncate, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
-    ) -> int:
+    async def _truncate(self, action: Truncate, ex: _Exchange) -> None:
         if action.after_tool:
-            await self._capture(scope, receive)
-        headers = list(SSE_HEADERS + session_headers(facts))
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for event in notification_events(facts, action.events):
-            await send({"type": "http.response.body", "body": event, "more_body": True})
+            await self._capture(ex)
+        headers = list(SSE_HEADERS + session_headers(ex.facts))
+        await ex.send({"type": "http.response.start", "status": 200, "headers": headers})
+        for event in notification_events(ex.facts, action.events):
+            await ex.send({"type": "http.response.body", "body": event, "more_body": True})
         if action.abrupt:
-            await _abort_fn(scope)(False)
+            await ex.drop(reset=False)
         else:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        return 200
+            await ex.send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _abort(
-        self, action: Abort, facts: RequestFacts, scope: Scope, receive: Receive, send: Send
-    ) -> int | None:
-        abort = _abort_fn(scope)
-        captured = await self._capture(scope, receive) if action.after_tool else None
+    async def _abort(self, action: Abort, ex: _Exchange) -> None:
+        captured = await self._capture(ex) if action.after_tool else None
         if action.mode != "partial":
-            await abort(action.mode == "reset")
-            return None
+            await ex.drop(reset=action.mode == "reset")
+            return
         if captured is None:
             # Nothing ran: promise a plausible JSON answer and deliver half of it.
             result = {"content": [{"type": "text", "text": "never delivered"}], "isError": False}
-            message = {"jsonrpc": "2.0", "id": facts.request_id, "result": result}
-            captured = frame(message, facts, sse=False)
+            message = {"jsonrpc": "2.0", "id": ex.facts.request_id, "result": result}
+            captured = frame(message, ex.facts, sse=False)
         headers = [(k, v) for k, v in captured.headers if k.lower() != b"content-length"]
         headers.append((b"content-length", str(len(captured.body)).encode()))
-        await send({"type": "http.response.start", "status": captured.status, "headers": headers})
+        await ex.send(
+            {"type": "http.response.start", "status": captured.status, "headers": headers}
+        )
         half = captured.body[: len(captured.body) // 2]
-        await send({"type": "http.response.body", "body": half, "more_body": True})
-        await abort(False)
-        return captured.status
+        await ex.send({"type": "http.response.body", "body": half, "more_body": True})
+        await ex.drop(reset=False)
 
     def _legacy_refusal(self, facts: RequestFacts) -> WireResponse:
         """Refuse a 2026-07-28 request exactly as an mcp 1.30 server does."""
@@ -286,6 +260,66 @@ class FaultLayer:
         # mcp 1.x puts the literal id "server-error" on these refusals.
         body = json.dumps(jsonrpc_error("server-error", -32600, message)).encode()
         return WireResponse(400, ((b"content-type", JSON_CONTENT_TYPE),), body)
+
+
+class _Exchange:
+    """One POST being answered: its facts, its ASGI channels and its record.
+
+    The record is written as the status line goes out (or just before the connection
+    drops), not after the app returns: a client holding its answer then finds this
+    POST in the state it reads next.
+    """
+
+    def __init__(
+        self,
+        book: KitchenBook,
+        run: Run,
+        facts: RequestFacts,
+        *,
+        fault: str | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        self.book = book
+        self.seq = book.next_seq()
+        self.run = run
+        self.facts = facts
+        self.fault = fault
+        self.scope = scope
+        self.receive = receive
+        self._send = send
+        self._written = False
+
+    async def send(self, message: Message) -> None:
+        """Forward an ASGI message, recording the POST with the status it starts."""
+        if message["type"] == "http.response.start":
+            self.write(message["status"])
+        await self._send(message)
+
+    async def drop(self, reset: bool) -> None:
+        """Drop the connection (RST when `reset`), recording the POST first."""
+        self.write(None)
+        await _abort_fn(self.scope)(reset)
+
+    def write(self, status: int | None) -> None:
+        """Write the record once; `status` None means no status line reached the client."""
+        if self._written:
+            return
+        self._written = True
+        facts = self.facts
+        self.book.record_post(
+            seq=self.seq,
+            run=self.run.key,
+            scenario=self.run.scenario_name,
+            method=facts.method,
+            request_id=facts.request_id,
+            tool=facts.tool,
+            status=status,
+            fault=self.fault,
+            session_id=facts.session_id,
+            protocol_version=facts.protocol_version,
+        )
 
 
 def _wire(reply: Reply) -> WireResponse:

@@ -285,9 +285,10 @@ class ConnectionAbort:
 class SessionExpired:
     """Declare a session expired: its matching POST and everything after it get 404.
 
-    A session expires at the first POST selected by the filter that arrives after
-    `afterRequests` of its POSTs went through; `times` sessions expire per run.
-    Requests without `Mcp-Session-Id` (stateless, 2026-07-28) never expire.
+    A session expires at the first POST selected by the filter (default: tools/call)
+    that arrives after `afterRequests` of its POSTs went through; every POST carrying
+    its `Mcp-Session-Id` counts, `notifications/initialized` included. `times` sessions
+    expire per run. Requests without `Mcp-Session-Id` (stateless, 2026-07-28) never do.
     """
 
     name: ClassVar[str] = "session_expired"
