@@ -83,7 +83,7 @@ def legacy_handshake(client: httpx.Client, url: str) -> str | None:
     }
     response = client.post(url, json=init, headers={"accept": ACCEPT})
     response.raise_for_status()
-    session_id = response.headers.get("mcp-session-id")
+    session_id: str | None = response.headers.get("mcp-session-id")
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     client.post(url, json=note, headers=legacy_headers(session_id)).raise_for_status()
     return session_id

@@ -109,10 +109,16 @@ def test_rate_limit_retry_after_formats() -> None:
     date = parse_scenario("rate_limit", {"retryAfter": 10, "retryAfterFormat": "http-date"})
     absent = parse_scenario("rate_limit", {"retryAfter": None})
     now = 1_700_000_000.0
-    assert dict(seconds.decide(call(), RunCounters(), now).headers) == {"retry-after": "7"}
-    http_date = dict(date.decide(call(), RunCounters(), now).headers)["retry-after"]
-    assert http_date == "Tue, 14 Nov 2023 22:13:30 GMT"
-    assert absent.decide(call(), RunCounters(), now).headers == ()
+
+    def headers(scenario: Scenario) -> dict[str, str]:
+        reply = scenario.decide(call(), RunCounters(), now)
+        assert isinstance(reply, Reply)
+        assert (reply.status, reply.body) == (429, b"")
+        return dict(reply.headers)
+
+    assert headers(seconds) == {"retry-after": "7"}
+    assert headers(date) == {"retry-after": "Tue, 14 Nov 2023 22:13:30 GMT"}
+    assert headers(absent) == {}
 
 
 def test_stream_faults_decide_their_actions() -> None:
