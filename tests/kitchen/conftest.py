@@ -21,9 +21,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def _no_leaked_kitchen_threads() -> Iterator[None]:
-    """Fail a test that leaves a kitchen thread behind."""
+    """Fail a test that leaves any thread behind (the kitchen's own included)."""
+    before = set(threading.enumerate())
     yield
-    leaked = [t.name for t in threading.enumerate() if t.name.startswith("kitchen-")]
+    leaked = [t.name for t in threading.enumerate() if t not in before]
     assert leaked == []
 
 

@@ -234,3 +234,20 @@ async def test_client_does_not_reinitialize_an_expired_session(
                 await client.call_tool("charge", {"key": "k", "amount": 1})
     assert kitchen.state_of(url).executions == {}
     assert [p.method for p in kitchen.state_of(url).posts].count("initialize") == 1
+
+
+async def test_slow_tool_streams_progress(era: tuple[KitchenServer, str]) -> None:
+    kitchen, _ = era
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async with connect(kitchen.url) as client:
+        result = await client.call_tool(
+            "slow", {"delay_ms": 40, "key": "s"}, progress_callback=on_progress
+        )
+    assert result.structured_content == {"delayMs": 40, "key": "s"}
+    # A JSON-response server has no stream to carry notifications: the SDK drops them.
+    assert seen == ([] if kitchen.config.json_response else [0, 1, 2, 3, 4])
+    assert kitchen.state.executions_by_key == {"slow": {"s": 1}}

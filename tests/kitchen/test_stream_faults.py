@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import StartKitchen
 from kitchen_wire import (
     legacy_handshake,
     legacy_headers,
@@ -127,3 +128,19 @@ def test_connection_abort_only_hits_the_selected_tool(kitchen: KitchenServer) ->
         with pytest.raises(httpx.RemoteProtocolError):
             stream_call(client, url)
     assert (listed.status_code, looked_up.status_code) == (200, 200)
+
+
+def test_the_sdk_streams_sse_on_2026_when_progress_is_asked(start_kitchen: StartKitchen) -> None:
+    # Without notifications the 2026-07-28 entry answers JSON; progress commits it to SSE.
+    kitchen = start_kitchen()
+    slow: dict[str, Any] = {"name": "slow", "arguments": {"delay_ms": 20}}
+    with httpx.Client(timeout=5) as client:
+        plain, _ = stream_call(client, kitchen.url, slow)
+        streamed, received = stream_call(
+            client, kitchen.url, {**slow, "_meta": {"progressToken": 7}}
+        )
+    assert plain.headers["content-type"] == "application/json"
+    assert streamed.headers["content-type"] == "text/event-stream"
+    messages = sse_messages(received.decode())
+    assert [m.get("method") for m in messages] == ["notifications/progress"] * 5 + [None]
+    assert messages[-1]["result"]["structuredContent"] == {"delayMs": 20, "key": None}
