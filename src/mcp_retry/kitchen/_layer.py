@@ -70,10 +70,16 @@ def replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def send_response(send: Send, response: WireResponse) -> None:
-    """Send a complete response with an exact Content-Length."""
+def with_length(response: WireResponse) -> list[tuple[bytes, bytes]]:
+    """Return the response's headers with a Content-Length matching its whole body."""
     headers = [(k, v) for k, v in response.headers if k.lower() != b"content-length"]
     headers.append((b"content-length", str(len(response.body)).encode()))
+    return headers
+
+
+async def send_response(send: Send, response: WireResponse) -> None:
+    """Send a complete response with an exact Content-Length."""
+    headers = with_length(response)
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body, "more_body": False})
 
@@ -239,8 +245,8 @@ class FaultLayer:
             result = {"content": [{"type": "text", "text": "never delivered"}], "isError": False}
             message = {"jsonrpc": "2.0", "id": ex.facts.request_id, "result": result}
             captured = frame(message, ex.facts, sse=False)
-        headers = [(k, v) for k, v in captured.headers if k.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(captured.body)).encode()))
+        # The promised length is the whole body: the client sees the cut for what it is.
+        headers = with_length(captured)
         await ex.send(
             {"type": "http.response.start", "status": captured.status, "headers": headers}
         )

@@ -60,7 +60,7 @@ class RunCounters:
 
 
 class Scenario(Protocol):
-    """A named fault: how it reads its params and what it does with each POST."""
+    """A named fault, configured once per run, deciding what happens to each POST."""
 
     name: ClassVar[str]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from mcp_retry.kitchen._abort import AbortableH11Protocol
 from mcp_retry.kitchen._book import KitchenBook, KitchenState
 from mcp_retry.kitchen._layer import FaultLayer
 from mcp_retry.kitchen._runs import Runs, parse_query, query_for
+from mcp_retry.kitchen._scenarios import parse_scenario
 from mcp_retry.kitchen._tools import build_mcp_server
 
 LOOPBACK = "127.0.0.1"
@@ -146,9 +146,15 @@ class KitchenServer:
             ScenarioError: The default scenario or its params are invalid.
         """
         self.config = KitchenConfig(
-            scenario, params, stateless, json_response, legacy_only, path, log_limit
+            scenario=scenario,
+            params=params,
+            stateless=stateless,
+            json_response=json_response,
+            legacy_only=legacy_only,
+            path=path,
+            log_limit=log_limit,
         )
-        Runs(scenario, params)  # validate now, in the caller's thread
+        parse_scenario(scenario, params)  # fail now, in the caller's thread
         self._requested_port = port
         self._start_timeout_s = start_timeout_s
         self._book = KitchenBook(log_limit)
@@ -285,7 +291,14 @@ def run_kitchen(
     Raises:
         ScenarioError: The scenario or its params are invalid.
     """
-    config = KitchenConfig(scenario, params, stateless, json_response, legacy_only, path)
+    config = KitchenConfig(
+        scenario=scenario,
+        params=params,
+        stateless=stateless,
+        json_response=json_response,
+        legacy_only=legacy_only,
+        path=path,
+    )
     book = KitchenBook(config.log_limit)
     sock = bind_loopback(port)
     bound = sock.getsockname()[1]
@@ -307,5 +320,3 @@ def run_kitchen(
         server.run(sockets=[sock])
     finally:
         sock.close()
-    if not server.started:
-        sys.exit(1)
