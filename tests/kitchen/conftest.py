@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kitchen_wire import StartKitchen
 
 from mcp_retry.kitchen import KitchenServer
-
-StartKitchen = Callable[..., KitchenServer]
 
 
 @pytest.fixture

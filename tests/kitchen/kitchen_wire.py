@@ -1,11 +1,17 @@
-"""Raw Streamable HTTP requests for the wire-level kitchen tests (plain httpx, no MCP SDK)."""
+"""Helpers for the kitchen tests: raw Streamable HTTP requests (plain httpx, no MCP SDK)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
+
+from mcp_retry.kitchen import KitchenServer
+
+StartKitchen = Callable[..., KitchenServer]
+"""The `start_kitchen` fixture: `KitchenServer` arguments in, a started kitchen out."""
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

@@ -7,8 +7,8 @@ import time
 
 import httpx
 import pytest
-from conftest import StartKitchen
 from kitchen_wire import (
+    StartKitchen,
     call_tool,
     legacy_call_tool,
     legacy_handshake,

@@ -8,8 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import StartKitchen
-from kitchen_wire import answer, call_tool, legacy_call_tool, legacy_handshake, sse_messages
+from kitchen_wire import (
+    StartKitchen,
+    answer,
+    call_tool,
+    legacy_call_tool,
+    legacy_handshake,
+    sse_messages,
+)
 
 from mcp_retry.kitchen import MALFORMED_KINDS, KitchenServer
 

@@ -11,7 +11,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from conftest import StartKitchen
+from kitchen_wire import StartKitchen
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client

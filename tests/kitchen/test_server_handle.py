@@ -11,8 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import StartKitchen
-from kitchen_wire import call_tool, modern_body, modern_headers
+from kitchen_wire import StartKitchen, call_tool, modern_body, modern_headers
 
 from mcp_retry.kitchen import KitchenServer, ScenarioError
 

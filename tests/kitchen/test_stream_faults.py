@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import StartKitchen
 from kitchen_wire import (
+    StartKitchen,
     legacy_handshake,
     legacy_headers,
     modern_body,
