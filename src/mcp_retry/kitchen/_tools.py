@@ -81,7 +81,7 @@ def build_mcp_server(book: KitchenBook) -> MCPServer:
 
     @server.tool(annotations=SIDE_EFFECT)
     async def charge(key: str, amount: int, ctx: Context) -> dict[str, Any]:
-        """Charge `amount` cents under the caller's idempotency `key`; every call charges again."""
+        """Charge `amount` cents for order `key`; every call charges again (counted per key)."""
         execution = book.record_execution(run_of(ctx), "charge", key)
         return {
             "key": key,
