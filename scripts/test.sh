@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,otel]"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,otel,mcp,kitchen]"
 exec .venv/bin/python -m pytest "$@"
