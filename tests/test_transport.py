@@ -595,3 +595,25 @@ async def test_close_reaches_the_inner_transport(mode: str) -> None:
     d = Driver(mode, script)
     await d.post(tool_call("x"))
     assert script.closed  # the client closed the wrapper, which closed the inner transport
+
+
+async def test_sse_closed_after_its_response_is_a_success(mode: str) -> None:
+    more = sse_event({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+    script = Script(sse_reply(lambda i: [sse_event(ok_result(i)), more, more]))
+    d = Driver(mode, script)
+    request = httpx.Request("POST", URL, json=tool_call("charge", id=1))
+    if isinstance(d.transport, RetryTransport):
+        with httpx.Client(transport=d.transport) as client:
+            response = client.send(request, stream=True)
+            next(response.iter_raw())
+            response.close()
+    else:
+        async with httpx.AsyncClient(transport=d.transport) as aclient:
+            response = await aclient.send(request, stream=True)
+            await response.aiter_raw().__anext__()
+            await response.aclose()
+    record = d.history.last()
+    assert record is not None and record.complete
+    assert record.classification is not None
+    assert record.classification.outcome is Outcome.TOOL_SUCCESS
+    assert record.attempts[-1].decision.reason is Reason.SUCCESS  # type: ignore[union-attr]

@@ -368,6 +368,16 @@ class Call:
         body = dumps({"jsonrpc": "2.0", "id": self.facts.id, "error": error})
         return encode_event(body) if in_stream else body
 
+    def stream_closed(self, tracker: StreamTracker) -> None:
+        """The caller closed the SSE answer; if its response had arrived, that is success
+        (SDKs close a stream once they have the response), else the call was abandoned."""
+        if self.done:
+            return
+        if tracker.classification is not None:
+            self.stream_ended(tracker)
+        else:
+            self.abandoned(None)
+
     def abandoned(self, exc: BaseException | None) -> None:
         """The call ended without a verdict: the caller closed the stream early, or an
         exception (a cancellation, an error of the inner transport's own) ended it."""

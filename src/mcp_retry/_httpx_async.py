@@ -256,7 +256,7 @@ class _TrackedStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._response.aclose()
-        self._call.abandoned(None)
+        self._call.stream_closed(self._tracker)
 
 
 def _head(response: httpx.Response) -> Head:

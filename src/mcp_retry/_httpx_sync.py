@@ -258,7 +258,7 @@ class _TrackedStream(httpx.SyncByteStream):
 
     def close(self) -> None:
         self._response.close()
-        self._call.abandoned(None)
+        self._call.stream_closed(self._tracker)
 
 
 def _head(response: httpx.Response) -> Head:
