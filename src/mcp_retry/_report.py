@@ -22,7 +22,7 @@ def record_row(record: CallRecord) -> tuple[str, ...]:
         target,
         str(record.idempotency),
         str(record.post_count),
-        ",".join(str(s) for s in record.http_statuses) or "-",
+        ",".join(str(a.status) if a.status else "-" for a in record.attempts) or "-",
         outcome,
         ",".join(str(a.retry_origin) for a in record.attempts),
         str(final.reason) if final else "-",

@@ -1,0 +1,7 @@
+"""`python -m mcp_retry`: the same as the `mcp-retry` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
