@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 import pytest
+
+
+def _mcp_major() -> int | None:
+    try:
+        return int(version("mcp").split(".")[0])
+    except PackageNotFoundError:
+        return None
+
+
+# mcp 1.x and 2.x cannot share an environment: tests/mcp1 runs in one of its own.
+collect_ignore = [] if _mcp_major() == 1 else ["mcp1"]
 
 
 @pytest.fixture(params=["asyncio", "trio"])

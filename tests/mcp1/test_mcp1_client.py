@@ -1,0 +1,146 @@
+"""The official mcp 1.x client (httpx) through `mcp_retry.mcp_client` against the kitchen.
+
+mcp 1.x and 2.x cannot share an environment: scripts/test.sh runs this file in a second
+virtual environment with ``mcp==1.30.0`` and starts the kitchen (which needs mcp 2.x) as a
+subprocess of the first one, named by ``MCP_RETRY_KITCHEN_PYTHON``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
+
+from mcp_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy, mcp_client
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Kitchen:
+    """A kitchen served by another Python, reached over loopback."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def url_for(self, scenario: str, params: dict[str, Any] | None = None) -> str:
+        self.run = uuid.uuid4().hex[:12]
+        query = {"scenario": scenario, "run": self.run}
+        if params:
+            query["params"] = json.dumps(params)
+        return f"{self.url}?{urlencode(query)}"
+
+    def state(self) -> dict[str, Any]:
+        base = self.url.rsplit("/", 1)[0]
+        state: dict[str, Any] = httpx.get(f"{base}/kitchen/state", params={"run": self.run}).json()
+        return state
+
+    def posts(self, tool: str) -> int:
+        return sum(1 for p in self.state()["posts"] if p["tool"] == tool)
+
+
+@pytest.fixture(scope="module")
+def kitchen() -> Iterator[Kitchen]:
+    python = os.environ.get("MCP_RETRY_KITCHEN_PYTHON")
+    if not python:
+        pytest.fail("MCP_RETRY_KITCHEN_PYTHON must name a Python with mcp-retry[kitchen]")
+    process = subprocess.Popen(
+        [python, "-m", "mcp_retry.kitchen", "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        yield Kitchen(process.stdout.readline().strip())
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def call(url: str, tool: str, arguments: dict[str, Any], history: History) -> Any:
+    """One session: initialize, call the tool, then call lookup again on the same session."""
+    with anyio.fail_after(20):
+        async with (
+            mcp_client(policy=POLICY, history=history) as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            try:
+                result: Any = await session.call_tool(tool, arguments)
+            except McpError as exc:
+                result = exc
+            after = await session.call_tool("lookup", {"key": "after"})
+            assert not after.isError  # the session survived whatever happened
+            return result
+
+
+def tool_records(history: History, tool: str) -> list[Any]:
+    return [r for r in history.records() if r.method == "tools/call" and r.tool == tool]
+
+
+async def test_baseline(kitchen: Kitchen) -> None:
+    history = History()
+    result = await call(kitchen.url_for("baseline"), "charge", {"key": "k1", "amount": 3}, history)
+    assert not result.isError
+    (record,) = tool_records(history, "charge")
+    assert record.classification.outcome is Outcome.TOOL_SUCCESS
+    assert record.client is not None and record.client.startswith("mcp")
+    assert record.protocol_version == "2025-11-25"
+    assert kitchen.state()["executions"] == {"charge": 1, "lookup": 1}
+
+
+async def test_read_tool_is_retried_after_503(kitchen: Kitchen) -> None:
+    history = History()
+    url = kitchen.url_for("errors.http_status_sequence", {"statusCodes": [200, 200, 503, 200]})
+    result = await call(url, "lookup", {"key": "k"}, history)
+    assert not result.isError
+    first = tool_records(history, "lookup")[0]
+    assert first.http_statuses == (503, 200)
+    assert [a.retry_origin for a in first.attempts] == [RetryOrigin.NONE, RetryOrigin.SDK]
+
+
+async def test_unsafe_tool_is_never_resent(kitchen: Kitchen) -> None:
+    history = History()
+    url = kitchen.url_for("connection_abort", {"when": "after", "tool": "charge"})
+    result = await call(url, "charge", {"key": "k2", "amount": 9}, history)
+    assert isinstance(result, McpError) and result.error.code == -32090
+    (record,) = tool_records(history, "charge")
+    assert record.classification.outcome is Outcome.NETWORK_ERROR
+    assert kitchen.posts("charge") == 1
+    assert kitchen.state()["executionsByKey"]["charge"] == {"k2": 1}
+
+
+async def test_cut_stream_of_a_read_is_spliced(kitchen: Kitchen) -> None:
+    history = History()
+    url = kitchen.url_for("sse_truncated", {"when": "after", "tool": "lookup", "events": 2})
+    result = await call(url, "lookup", {"key": "k"}, history)
+    assert not result.isError
+    first = tool_records(history, "lookup")[0]
+    assert [a.classification.outcome for a in first.attempts] == [
+        Outcome.STREAM_INCOMPLETE,
+        Outcome.TOOL_SUCCESS,
+    ]
+
+
+async def test_tool_error_is_reported_not_retried(kitchen: Kitchen) -> None:
+    history = History()
+    url = kitchen.url_for("errors.tool_error", {"tool": "lookup"})
+    result = await call(url, "lookup", {"key": "k"}, history)
+    assert result.isError
+    first = tool_records(history, "lookup")[0]
+    assert first.classification.outcome is Outcome.TOOL_ERROR and first.post_count == 1
