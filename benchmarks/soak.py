@@ -116,23 +116,47 @@ _RAW_ONLY = RAW_PATHS
 FAULTS: tuple[Fault, ...] = (
     Fault("baseline", "baseline", None, 26),
     Fault("baseline.delay20ms", "baseline", {"delayMs": 20}, 2),
-    Fault("http.503-once", "errors.http_status_sequence", {"statusCodes": [503, 200]}, 7,
-          _NO_HANDSHAKE),
-    Fault("http.503-twice", "errors.http_status_sequence", {"statusCodes": [503, 503, 200]}, 3,
-          _NO_HANDSHAKE),
-    Fault("http.503-always", "errors.http_status_sequence", {"statusCodes": [503]}, 2,
-          _NO_HANDSHAKE),
-    Fault("http.502-once", "errors.http_status_sequence", {"statusCodes": [502, 200]}, 1,
-          _NO_HANDSHAKE),
-    Fault("http.500-then-504", "errors.http_status_sequence", {"statusCodes": [500, 504, 200]},
-          1, _NO_HANDSHAKE),
-    Fault("http.400", "errors.http_status_sequence", {"statusCodes": [400, 200]}, 1,
-          _NO_HANDSHAKE),
+    Fault(
+        "http.503-once",
+        "errors.http_status_sequence",
+        {"statusCodes": [503, 200]},
+        7,
+        _NO_HANDSHAKE,
+    ),
+    Fault(
+        "http.503-twice",
+        "errors.http_status_sequence",
+        {"statusCodes": [503, 503, 200]},
+        3,
+        _NO_HANDSHAKE,
+    ),
+    Fault(
+        "http.503-always", "errors.http_status_sequence", {"statusCodes": [503]}, 2, _NO_HANDSHAKE
+    ),
+    Fault(
+        "http.502-once",
+        "errors.http_status_sequence",
+        {"statusCodes": [502, 200]},
+        1,
+        _NO_HANDSHAKE,
+    ),
+    Fault(
+        "http.500-then-504",
+        "errors.http_status_sequence",
+        {"statusCodes": [500, 504, 200]},
+        1,
+        _NO_HANDSHAKE,
+    ),
+    Fault("http.400", "errors.http_status_sequence", {"statusCodes": [400, 200]}, 1, _NO_HANDSHAKE),
     Fault("rate_limit.0s", "rate_limit", {"retryAfter": 0}, 5),
     Fault("rate_limit.1s", "rate_limit", {"retryAfter": 1}, 0.5),
     Fault("rate_limit.0s-jsonrpc-body", "rate_limit", {"retryAfter": 0, "body": "jsonrpc"}, 1),
-    Fault("rate_limit.http-date", "rate_limit", {"retryAfter": 0, "retryAfterFormat": "http-date"},
-          0.5),
+    Fault(
+        "rate_limit.http-date",
+        "rate_limit",
+        {"retryAfter": 0, "retryAfterFormat": "http-date"},
+        0.5,
+    ),
     Fault("rate_limit.60s-over-cap", "rate_limit", {"retryAfter": 60}, 0.5, over_cap=True),
     Fault("abort.before.close", "connection_abort", {"when": "before", "mode": "close"}, 3),
     Fault("abort.before.reset", "connection_abort", {"when": "before", "mode": "reset"}, 2),
@@ -142,8 +166,12 @@ FAULTS: tuple[Fault, ...] = (
     Fault("abort.after.partial", "connection_abort", {"when": "after", "mode": "partial"}, 1),
     Fault("abort.twice", "connection_abort", {"when": "before", "times": 2}, 1),
     Fault("sse_truncated.before.clean", "sse_truncated", {"when": "before", "events": 1}, 2),
-    Fault("sse_truncated.before.abrupt", "sse_truncated",
-          {"when": "before", "mode": "abrupt", "events": 0}, 1.5),
+    Fault(
+        "sse_truncated.before.abrupt",
+        "sse_truncated",
+        {"when": "before", "mode": "abrupt", "events": 0},
+        1.5,
+    ),
     Fault("sse_truncated.after.clean", "sse_truncated", {"when": "after", "events": 2}, 2),
     Fault("sse_truncated.after.abrupt", "sse_truncated", {"when": "after", "mode": "abrupt"}, 1.5),
     Fault("tool_error", "errors.tool_error", None, 3),
@@ -535,8 +563,9 @@ def _response_message(response: httpx.Response) -> dict[str, Any] | None:
     if content_type.startswith("text/event-stream"):
         texts = []
         for block in response.text.replace("\r\n", "\n").split("\n\n"):
-            data = [line[5:].removeprefix(" ") for line in block.split("\n")
-                    if line.startswith("data:")]
+            data = [
+                line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
+            ]
             if data:
                 texts.append("\n".join(data))
     elif content_type.startswith("application/json"):
@@ -554,7 +583,9 @@ def _response_message(response: httpx.Response) -> dict[str, Any] | None:
     return found[0] if len(found) == 1 else None
 
 
-async def _drive(config: SoakConfig, clients: _Clients, plan: list[PlannedCall]) -> list[CallResult]:
+async def _drive(
+    config: SoakConfig, clients: _Clients, plan: list[PlannedCall]
+) -> list[CallResult]:
     results: list[CallResult] = []
     pending: Iterator[PlannedCall] = iter(plan)
 
@@ -601,8 +632,9 @@ def run_soak(config: SoakConfig) -> SoakReport:
         logger.setLevel(logging.CRITICAL)
     try:
         with ExitStack() as stack:
-            modern = _enter(stack, KitchenServer(stateless=True, json_response=True,
-                                                 log_limit=log_limit))
+            modern = _enter(
+                stack, KitchenServer(stateless=True, json_response=True, log_limit=log_limit)
+            )
             legacy = _enter(stack, KitchenServer(legacy_only=True, log_limit=log_limit))
             start = time.perf_counter()
 
@@ -631,8 +663,9 @@ def _enter(stack: ExitStack, kitchen: KitchenServer) -> KitchenServer:
 # -- checking --------------------------------------------------------------------------
 
 
-def _is_transient(record_outcome: Outcome, status: int | None, error_kind: str | None,
-                  policy: RetryPolicy) -> bool:
+def _is_transient(
+    record_outcome: Outcome, status: int | None, error_kind: str | None, policy: RetryPolicy
+) -> bool:
     if record_outcome is Outcome.NETWORK_ERROR:
         return error_kind not in ("local", "oversized", "decoding", "cancelled", "internal")
     if record_outcome is Outcome.STREAM_INCOMPLETE:
@@ -663,8 +696,9 @@ def check(
     for post in state.posts:
         by_run.setdefault(post.run, []).append(post)
         all_posts[post.run] += 1
-    calls_posts = {run: [p for p in posts if p.method == "tools/call"]
-                   for run, posts in by_run.items()}
+    calls_posts = {
+        run: [p for p in posts if p.method == "tools/call"] for run, posts in by_run.items()
+    }
     executions: dict[str, int] = {}
     lookup_executions = 0
     for (run, tool, _key), count in state.execution_counts.items():
@@ -683,8 +717,9 @@ def check(
     wrong_retry: list[str] = []
     server_mismatch: list[str] = []
     client_mismatch: list[str] = []
-    hangs: list[str] = [f"call {c.index} ({c.path}, {c.fault.label}): never finished"
-                        for c in missing]
+    hangs: list[str] = [
+        f"call {c.index} ({c.path}, {c.fault.label}): never finished" for c in missing
+    ]
     exempted = Counter[str]()
     retries_by_reason = Counter[str]()
     decisions = Counter[str]()
@@ -700,8 +735,9 @@ def check(
         call = result.call
         tag = f"call {call.index} ({call.path}, {call.tool}, {call.fault.label})"
         faults[call.fault.label] += 1
-        client_seen[result.client.split(":")[0] if result.client.startswith("exception")
-                    else result.client] += 1
+        client_seen[
+            result.client.split(":")[0] if result.client.startswith("exception") else result.client
+        ] += 1
         if result.client == "timeout":
             hangs.append(f"{tag}: no answer within {config.call_timeout:g} s")
         wire = calls_posts.get(call.run, [])
@@ -713,24 +749,28 @@ def check(
             incomplete.append(f"{tag}: {len(result.records)} records")
         elif not (record.complete and record.classification is not None and record.attempts):
             incomplete.append(f"{tag}: record not complete ({record.outcome})")
-        elif any(a.decision is None for a in record.attempts) or any(
-            a.decision is not None and a.decision.retry for a in record.attempts[-1:]
-        ) or any(a.decision is not None and not a.decision.retry
-                 for a in record.attempts[:-1]):
+        elif (
+            any(a.decision is None for a in record.attempts)
+            or any(a.decision is not None and a.decision.retry for a in record.attempts[-1:])
+            or any(a.decision is not None and not a.decision.retry for a in record.attempts[:-1])
+        ):
             incomplete.append(f"{tag}: inconsistent attempt decisions")
 
         # POSTs bounded, on the wire and in the record.
         if len(wire) > limit or (record is not None and record.post_count > limit):
-            over.append(f"{tag}: kitchen saw {len(wire)} POSTs, record "
-                        f"{record.post_count if record else '-'}")
+            over.append(
+                f"{tag}: kitchen saw {len(wire)} POSTs, record "
+                f"{record.post_count if record else '-'}"
+            )
 
         # UNSAFE: never POSTed twice, never executed twice.
         if call.tool == "charge":
             ran = executions.get(call.run, 0)
             posted = record.post_count if record is not None else 0
             if len(wire) > 1 or posted > 1 or ran > 1:
-                dup.append(f"{tag}: kitchen saw {len(wire)} POSTs, record {posted}, "
-                           f"executed {ran}x")
+                dup.append(
+                    f"{tag}: kitchen saw {len(wire)} POSTs, record {posted}, executed {ran}x"
+                )
 
         if record is None:
             continue
@@ -741,15 +781,17 @@ def check(
 
         # The record agrees with the server: as many POSTs as the kitchen logged.
         if record.post_count != len(wire):
-            server_mismatch.append(f"{tag}: record {record.post_count} POSTs, "
-                                   f"kitchen {len(wire)}")
+            server_mismatch.append(f"{tag}: record {record.post_count} POSTs, kitchen {len(wire)}")
         # The record agrees with the client: success exactly when the client got its result.
         if (record.outcome in SUCCESS_OUTCOMES) != result.client_success:
             last = record.attempts[-1] if record.attempts else None
-            why = (f"{last.decision.reason if last and last.decision else '-'}: "
-                   f"{last.classification.detail if last else '-'}")
-            client_mismatch.append(f"{tag}: client {result.client}, record {record.outcome} "
-                                   f"({why})")
+            why = (
+                f"{last.decision.reason if last and last.decision else '-'}: "
+                f"{last.classification.detail if last else '-'}"
+            )
+            client_mismatch.append(
+                f"{tag}: client {result.client}, record {record.outcome} ({why})"
+            )
 
         faulted = False
         for attempt in record.attempts:
@@ -757,22 +799,27 @@ def check(
             if decision is None:
                 continue
             decisions[f"{decision.action}:{decision.reason}"] += 1
-            transient = _is_transient(attempt.classification.outcome, attempt.status,
-                                      attempt.error_kind, policy)
+            transient = _is_transient(
+                attempt.classification.outcome, attempt.status, attempt.error_kind, policy
+            )
             if decision.retry:
                 retries_by_reason[str(decision.reason)] += 1
                 if not (call.read and transient):
-                    wrong_retry.append(f"{tag}: attempt {attempt.number} "
-                                       f"{attempt.classification.outcome} was retried")
+                    wrong_retry.append(
+                        f"{tag}: attempt {attempt.number} "
+                        f"{attempt.classification.outcome} was retried"
+                    )
             if transient and call.read:
                 faulted = faulted or decision.reason is not Reason.ABANDONED
                 if attempt.number <= config.max_retries and not decision.retry:
                     if decision.reason in _EXEMPT:
                         exempted[str(decision.reason)] += 1
                     else:
-                        unretried.append(f"{tag}: attempt {attempt.number} "
-                                         f"{attempt.classification.outcome} not retried "
-                                         f"({decision.reason})")
+                        unretried.append(
+                            f"{tag}: attempt {attempt.number} "
+                            f"{attempt.classification.outcome} not retried "
+                            f"({decision.reason})"
+                        )
         if call.read:
             # The kitchen's side: a transient fault on POST n <= max_retries needs POST n+1.
             for n, post in enumerate(wire[: config.max_retries], start=1):
@@ -780,13 +827,21 @@ def check(
                     post.fault in ("connection_abort", "sse_truncated")
                     or post.status in policy.retry_statuses
                 )
-                reason = record.attempts[n - 1].decision.reason if (
-                    len(record.attempts) >= n and record.attempts[n - 1].decision
-                ) else None
-                if (server_transient and len(wire) == n and not call.fault.over_cap
-                        and reason not in (Reason.THROTTLED, Reason.ABANDONED)):
-                    unretried.append(f"{tag}: kitchen answered POST {n} with "
-                                     f"{post.fault or post.status}, no POST {n + 1} followed")
+                reason = (
+                    record.attempts[n - 1].decision.reason
+                    if (len(record.attempts) >= n and record.attempts[n - 1].decision)
+                    else None
+                )
+                if (
+                    server_transient
+                    and len(wire) == n
+                    and not call.fault.over_cap
+                    and reason not in (Reason.THROTTLED, Reason.ABANDONED)
+                ):
+                    unretried.append(
+                        f"{tag}: kitchen answered POST {n} with "
+                        f"{post.fault or post.status}, no POST {n + 1} followed"
+                    )
             if faulted:
                 read_faulted += 1
                 read_recovered += record.outcome in SUCCESS_OUTCOMES
@@ -904,13 +959,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--calls", type=int, default=defaults.calls)
     parser.add_argument("--concurrency", type=int, default=defaults.concurrency)
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--sdk-share", type=float, default=defaults.sdk_share,
-                        help="share of calls through the official mcp client (half per era)")
+    parser.add_argument(
+        "--sdk-share",
+        type=float,
+        default=defaults.sdk_share,
+        help="share of calls through the official mcp client (half per era)",
+    )
     parser.add_argument("--read-share", type=float, default=defaults.read_share)
     parser.add_argument("--budget-tokens", type=float, default=defaults.budget_tokens)
     parser.add_argument("--budget-ratio", type=float, default=defaults.budget_ratio)
-    parser.add_argument("--timeout", type=float, default=defaults.global_timeout,
-                        help="seconds the whole run may take")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=defaults.global_timeout,
+        help="seconds the whole run may take",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
