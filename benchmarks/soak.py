@@ -44,16 +44,18 @@ if importlib.util.find_spec("mcp_retry") is None:  # a checkout without an insta
 
 from mcp_retry import (
     AsyncRetryTransport,
+    Attempt,
     CallRecord,
     History,
     Idempotency,
     Outcome,
     Reason,
     RetryBudget,
+    RetryOrigin,
     RetryPolicy,
     get_record,
 )
-from mcp_retry.kitchen import KitchenServer, KitchenState
+from mcp_retry.kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [
     "FAULTS",
@@ -361,7 +363,7 @@ class SoakReport:
             f"tools/call; records count {s['posts']['recorded']} tools/call POSTs; "
             f"{s['posts']['perCall']:.3f} per call, max {s['posts']['maxPerCall']}",
             f"POSTs per call: {_fmt(s['posts']['histogram'])}",
-            f"retries: {s['retries']['total']} (origin sdk: {s['retries']['originSdk']}); "
+            f"retries: {s['retries']['total']} in {s['retries']['callsRetried']} calls; "
             f"by reason: {_fmt(s['retries']['byReason'])}",
             f"decisions: {_fmt(s['decisions'])}",
             f"final outcomes (records): {_fmt(s['outcomes'])}",
@@ -663,20 +665,194 @@ def _enter(stack: ExitStack, kitchen: KitchenServer) -> KitchenServer:
 # -- checking --------------------------------------------------------------------------
 
 
-def _is_transient(
-    record_outcome: Outcome, status: int | None, error_kind: str | None, policy: RetryPolicy
-) -> bool:
-    if record_outcome is Outcome.NETWORK_ERROR:
-        return error_kind not in ("local", "oversized", "decoding", "cancelled", "internal")
-    if record_outcome is Outcome.STREAM_INCOMPLETE:
+def _is_transient(attempt: Attempt, policy: RetryPolicy) -> bool:
+    """Whether an attempt ended in a failure the policy retries (for READ calls)."""
+    outcome = attempt.classification.outcome
+    if outcome is Outcome.NETWORK_ERROR:
+        return attempt.error_kind not in ("local", "oversized", "decoding", "cancelled", "internal")
+    if outcome is Outcome.STREAM_INCOMPLETE:
         return True
-    return record_outcome is Outcome.HTTP_ERROR and status in policy.retry_statuses
+    return outcome is Outcome.HTTP_ERROR and attempt.status in policy.retry_statuses
 
 
 # The reasons for which a transient failure of a READ call with retries left may end it:
 # the server asked for more than max_retry_after, the caller abandoned the call, or the
 # budget ran dry (reported; the soak sizes the budget so that it does not).
 _EXEMPT = frozenset({Reason.RETRY_AFTER_OVER_CAP, Reason.ABANDONED, Reason.THROTTLED})
+
+
+def _server_transient(post: PostRecord, policy: RetryPolicy) -> bool:
+    """Whether the kitchen answered this POST with a fault the policy retries."""
+    return post.fault in ("connection_abort", "sse_truncated") or (
+        post.status is not None and post.status in policy.retry_statuses
+    )
+
+
+def _reason(record: CallRecord, number: int) -> Reason | None:
+    """The decision that followed attempt ``number`` (1-based), if there was one."""
+    if len(record.attempts) < number:
+        return None
+    decision = record.attempts[number - 1].decision
+    return decision.reason if decision is not None else None
+
+
+class _Checker:
+    """Goes through the calls once, collecting failures per invariant and the numbers."""
+
+    def __init__(self, config: SoakConfig, state: KitchenState) -> None:
+        self.config = config
+        self.policy = config.policy()
+        self.limit = config.max_retries + 1
+        self.wire: dict[str, list[PostRecord]] = {}
+        for post in state.posts:
+            if post.method == "tools/call":
+                self.wire.setdefault(post.run, []).append(post)
+        self.executions: Counter[str] = Counter()
+        self.lookup_executions = 0
+        for (run, tool, _key), count in state.execution_counts.items():
+            if tool == "charge":
+                self.executions[run] += count
+            elif tool == "lookup":
+                self.lookup_executions += count
+        self.failures: dict[str, list[str]] = {name: [] for name in _INVARIANTS}
+        self.exempted: Counter[str] = Counter()
+        self.retries: Counter[str] = Counter()
+        self.decisions: Counter[str] = Counter()
+        self.outcomes: Counter[str] = Counter()
+        self.client: Counter[str] = Counter()
+        self.post_hist: Counter[int] = Counter()
+        self.faults: Counter[str] = Counter()
+        self.origin_sdk = 0
+        self.recorded_posts = 0
+        self.read_faulted = self.read_recovered = self.read_retried = 0
+
+    def fail(self, invariant: str, message: str) -> None:
+        self.failures[invariant].append(message)
+
+    def see(self, result: CallResult) -> None:
+        """Check one call against its record and the kitchen's log of its run."""
+        call = result.call
+        tag = f"call {call.index} ({call.path}, {call.tool}, {call.fault.label})"
+        wire = self.wire.get(call.run, [])
+        self.faults[call.fault.label] += 1
+        self.client[
+            result.client.split(":")[0] if "exception" in result.client else result.client
+        ] += 1
+        self.post_hist[len(wire)] += 1
+        if result.client == "timeout":
+            self.fail(
+                "every_call_finished", f"{tag}: no answer within {self.config.call_timeout:g} s"
+            )
+        record = result.records[0] if len(result.records) == 1 else None
+        if record is None:
+            self.fail("complete_records", f"{tag}: {len(result.records)} records")
+        self._bounded_and_once(call, tag, wire, record)
+        if record is None:
+            return
+        self._complete(tag, record)
+        self.recorded_posts += record.post_count
+        self.outcomes[record.outcome or "none"] += 1
+        self.origin_sdk += record.retry_origin is RetryOrigin.SDK
+        if record.post_count != len(wire):
+            self.fail(
+                "records_agree_with_server",
+                f"{tag}: record {record.post_count} POSTs, kitchen {len(wire)}",
+            )
+        if (record.outcome in SUCCESS_OUTCOMES) != result.client_success:
+            last = record.attempts[-1] if record.attempts else None
+            reason = last.decision.reason if last and last.decision else "-"
+            detail = last.classification.detail if last else "-"
+            self.fail(
+                "records_agree_with_client",
+                f"{tag}: client {result.client}, record {record.outcome} ({reason}: {detail})",
+            )
+        self._retries(call, tag, record, wire)
+
+    def _complete(self, tag: str, record: CallRecord) -> None:
+        """Finished, with a verdict, and retries before the last attempt, a stop at it."""
+        attempts = record.attempts
+        if not (record.complete and record.classification is not None and attempts):
+            self.fail("complete_records", f"{tag}: record not complete ({record.outcome})")
+            return
+        trail = [a.decision.retry if a.decision is not None else None for a in attempts]
+        if trail != [True] * (len(attempts) - 1) + [False]:
+            self.fail("complete_records", f"{tag}: attempt decisions {trail}")
+
+    def _bounded_and_once(
+        self, call: PlannedCall, tag: str, wire: list[PostRecord], record: CallRecord | None
+    ) -> None:
+        posted = record.post_count if record is not None else 0
+        if len(wire) > self.limit or posted > self.limit:
+            self.fail("posts_bounded", f"{tag}: kitchen saw {len(wire)} POSTs, record {posted}")
+        if call.tool == "charge":
+            ran = self.executions[call.run]
+            if len(wire) > 1 or posted > 1 or ran > 1:
+                self.fail(
+                    "no_duplicate_side_effects",
+                    f"{tag}: kitchen saw {len(wire)} POSTs, record {posted}, executed {ran}x",
+                )
+
+    def _retries(
+        self, call: PlannedCall, tag: str, record: CallRecord, wire: list[PostRecord]
+    ) -> None:
+        faulted = False
+        for attempt in record.attempts:
+            decision = attempt.decision
+            if decision is None:
+                continue
+            self.decisions[f"{decision.action}:{decision.reason}"] += 1
+            transient = _is_transient(attempt, self.policy)
+            if decision.retry:
+                self.retries[str(decision.reason)] += 1
+                if not (call.read and transient):
+                    self.fail(
+                        "only_transient_read_failures_retried",
+                        f"{tag}: attempt {attempt.number} {attempt.classification.outcome} "
+                        "was retried",
+                    )
+            if not (transient and call.read):
+                continue
+            faulted = faulted or decision.reason is not Reason.ABANDONED
+            if attempt.number <= self.config.max_retries and not decision.retry:
+                if decision.reason in _EXEMPT:
+                    self.exempted[str(decision.reason)] += 1
+                else:
+                    self.fail(
+                        "transient_read_faults_retried",
+                        f"{tag}: attempt {attempt.number} {attempt.classification.outcome} "
+                        f"not retried ({decision.reason})",
+                    )
+        if not call.read:
+            return
+        # The kitchen's side: a transient fault on POST n <= max_retries needs POST n+1.
+        for n, post in enumerate(wire[: self.config.max_retries], start=1):
+            if (
+                _server_transient(post, self.policy)
+                and len(wire) == n
+                and not call.fault.over_cap
+                and _reason(record, n) not in (Reason.THROTTLED, Reason.ABANDONED)
+            ):
+                self.fail(
+                    "transient_read_faults_retried",
+                    f"{tag}: kitchen answered POST {n} with {post.fault or post.status}, "
+                    f"no POST {n + 1} followed",
+                )
+        if faulted:
+            self.read_faulted += 1
+            self.read_recovered += record.outcome in SUCCESS_OUTCOMES
+            self.read_retried += record.post_count > 1
+
+
+_INVARIANTS = (
+    "no_duplicate_side_effects",
+    "complete_records",
+    "posts_bounded",
+    "transient_read_faults_retried",
+    "only_transient_read_failures_retried",
+    "records_agree_with_server",
+    "records_agree_with_client",
+    "every_call_finished",
+)
 
 
 def check(
@@ -689,225 +865,45 @@ def check(
     budget_tokens: float,
 ) -> SoakReport:
     """Compute the report's numbers and check every invariant against records and kitchen."""
-    policy = config.policy()
-    limit = config.max_retries + 1
-    by_run: dict[str, list[Any]] = {}
-    all_posts = Counter[str]()
-    for post in state.posts:
-        by_run.setdefault(post.run, []).append(post)
-        all_posts[post.run] += 1
-    calls_posts = {
-        run: [p for p in posts if p.method == "tools/call"] for run, posts in by_run.items()
-    }
-    executions: dict[str, int] = {}
-    lookup_executions = 0
-    for (run, tool, _key), count in state.execution_counts.items():
-        if tool == "charge":
-            executions[run] = executions.get(run, 0) + count
-        elif tool == "lookup":
-            lookup_executions += count
-
+    checker = _Checker(config, state)
     done = {r.call.index for r in results}
-    missing = [c for c in plan if c.index not in done]
-
-    dup: list[str] = []
-    incomplete: list[str] = []
-    over: list[str] = []
-    unretried: list[str] = []
-    wrong_retry: list[str] = []
-    server_mismatch: list[str] = []
-    client_mismatch: list[str] = []
-    hangs: list[str] = [
-        f"call {c.index} ({c.path}, {c.fault.label}): never finished" for c in missing
-    ]
-    exempted = Counter[str]()
-    retries_by_reason = Counter[str]()
-    decisions = Counter[str]()
-    outcomes = Counter[str]()
-    client_seen = Counter[str]()
-    post_hist = Counter[int]()
-    faults = Counter[str]()
-    retry_origin_sdk = 0
-    recorded_posts = 0
-    read_faulted = read_recovered = read_retried = 0
-
+    for call in plan:
+        if call.index not in done:
+            tag = f"call {call.index} ({call.path}, {call.tool}, {call.fault.label})"
+            checker.fail("every_call_finished", f"{tag}: never finished")
+            checker.fail("complete_records", f"{tag}: no record")
     for result in sorted(results, key=lambda r: r.call.index):
-        call = result.call
-        tag = f"call {call.index} ({call.path}, {call.tool}, {call.fault.label})"
-        faults[call.fault.label] += 1
-        client_seen[
-            result.client.split(":")[0] if result.client.startswith("exception") else result.client
-        ] += 1
-        if result.client == "timeout":
-            hangs.append(f"{tag}: no answer within {config.call_timeout:g} s")
-        wire = calls_posts.get(call.run, [])
-        post_hist[len(wire)] += 1
+        checker.see(result)
 
-        # A complete record: exactly one, finished, with a verdict and a consistent trail.
-        record = result.records[0] if len(result.records) == 1 else None
-        if record is None:
-            incomplete.append(f"{tag}: {len(result.records)} records")
-        elif not (record.complete and record.classification is not None and record.attempts):
-            incomplete.append(f"{tag}: record not complete ({record.outcome})")
-        elif (
-            any(a.decision is None for a in record.attempts)
-            or any(a.decision is not None and a.decision.retry for a in record.attempts[-1:])
-            or any(a.decision is not None and not a.decision.retry for a in record.attempts[:-1])
-        ):
-            incomplete.append(f"{tag}: inconsistent attempt decisions")
-
-        # POSTs bounded, on the wire and in the record.
-        if len(wire) > limit or (record is not None and record.post_count > limit):
-            over.append(
-                f"{tag}: kitchen saw {len(wire)} POSTs, record "
-                f"{record.post_count if record else '-'}"
-            )
-
-        # UNSAFE: never POSTed twice, never executed twice.
-        if call.tool == "charge":
-            ran = executions.get(call.run, 0)
-            posted = record.post_count if record is not None else 0
-            if len(wire) > 1 or posted > 1 or ran > 1:
-                dup.append(
-                    f"{tag}: kitchen saw {len(wire)} POSTs, record {posted}, executed {ran}x"
-                )
-
-        if record is None:
-            continue
-        recorded_posts += record.post_count
-        outcomes[record.outcome or "none"] += 1
-        if record.retry_origin.value == "sdk":
-            retry_origin_sdk += 1
-
-        # The record agrees with the server: as many POSTs as the kitchen logged.
-        if record.post_count != len(wire):
-            server_mismatch.append(f"{tag}: record {record.post_count} POSTs, kitchen {len(wire)}")
-        # The record agrees with the client: success exactly when the client got its result.
-        if (record.outcome in SUCCESS_OUTCOMES) != result.client_success:
-            last = record.attempts[-1] if record.attempts else None
-            why = (
-                f"{last.decision.reason if last and last.decision else '-'}: "
-                f"{last.classification.detail if last else '-'}"
-            )
-            client_mismatch.append(
-                f"{tag}: client {result.client}, record {record.outcome} ({why})"
-            )
-
-        faulted = False
-        for attempt in record.attempts:
-            decision = attempt.decision
-            if decision is None:
-                continue
-            decisions[f"{decision.action}:{decision.reason}"] += 1
-            transient = _is_transient(
-                attempt.classification.outcome, attempt.status, attempt.error_kind, policy
-            )
-            if decision.retry:
-                retries_by_reason[str(decision.reason)] += 1
-                if not (call.read and transient):
-                    wrong_retry.append(
-                        f"{tag}: attempt {attempt.number} "
-                        f"{attempt.classification.outcome} was retried"
-                    )
-            if transient and call.read:
-                faulted = faulted or decision.reason is not Reason.ABANDONED
-                if attempt.number <= config.max_retries and not decision.retry:
-                    if decision.reason in _EXEMPT:
-                        exempted[str(decision.reason)] += 1
-                    else:
-                        unretried.append(
-                            f"{tag}: attempt {attempt.number} "
-                            f"{attempt.classification.outcome} not retried "
-                            f"({decision.reason})"
-                        )
-        if call.read:
-            # The kitchen's side: a transient fault on POST n <= max_retries needs POST n+1.
-            for n, post in enumerate(wire[: config.max_retries], start=1):
-                server_transient = (
-                    post.fault in ("connection_abort", "sse_truncated")
-                    or post.status in policy.retry_statuses
-                )
-                reason = (
-                    record.attempts[n - 1].decision.reason
-                    if (len(record.attempts) >= n and record.attempts[n - 1].decision)
-                    else None
-                )
-                if (
-                    server_transient
-                    and len(wire) == n
-                    and not call.fault.over_cap
-                    and reason not in (Reason.THROTTLED, Reason.ABANDONED)
-                ):
-                    unretried.append(
-                        f"{tag}: kitchen answered POST {n} with "
-                        f"{post.fault or post.status}, no POST {n + 1} followed"
-                    )
-            if faulted:
-                read_faulted += 1
-                read_recovered += record.outcome in SUCCESS_OUTCOMES
-                read_retried += record.post_count > 1
-
+    f = checker.failures
     charge_calls = [c for c in plan if c.tool == "charge"]
-    per_key = Counter(executions.get(c.run, 0) for c in charge_calls)
-    total_posts = sum(all_posts.values())
-    tools_call_posts = sum(len(v) for v in calls_posts.values())
+    per_key = Counter(checker.executions[c.run] for c in charge_calls)
     n = len(results)
+    tools_call_posts = sum(len(v) for v in checker.wire.values())
+    details = {
+        "no_duplicate_side_effects": f"{len(charge_calls)} UNSAFE charge calls: each POSTed at "
+        "most once (kitchen log and records) and executed at most once; max executions per "
+        f"key {max(per_key, default=0)}",
+        "complete_records": f"{len(plan) - len(f['complete_records'])} of {len(plan)} calls have "
+        "exactly one complete record (a verdict; retries before the last attempt, a stop at it)",
+        "posts_bounded": f"POSTs per call <= max_retries + 1 = {checker.limit} on the wire "
+        "and in every record",
+        "transient_read_faults_retried": f"{checker.read_faulted} READ calls met a transient "
+        "fault; every such attempt with retries left was retried (records and kitchen log); "
+        f"exempt: {_fmt(checker.exempted)}",
+        "only_transient_read_failures_retried": f"all {sum(checker.retries.values())} retries "
+        "followed a transient failure of a READ call",
+        "records_agree_with_server": "each record's POST count equals the tools/call POSTs "
+        f"the kitchen logged for its run ({state.posts_dropped} log entries dropped)",
+        "records_agree_with_client": "a record says TOOL_SUCCESS exactly when the client "
+        "received the call's own result",
+        "every_call_finished": f"{n} of {len(plan)} calls returned within "
+        f"{config.call_timeout:g} s each and {config.global_timeout:g} s in all",
+    }
+    if state.posts_dropped:
+        f["records_agree_with_server"].append(f"{state.posts_dropped} POST records dropped")
     invariants = [
-        Invariant(
-            "no_duplicate_side_effects",
-            not dup,
-            f"{len(charge_calls)} UNSAFE charge calls: each POSTed at most once (kitchen log "
-            f"and records) and executed at most once; max executions per key "
-            f"{max(per_key, default=0)}",
-            tuple(dup),
-        ),
-        Invariant(
-            "complete_records",
-            not incomplete and not missing,
-            f"{n - len(incomplete)} of {len(plan)} calls have exactly one complete record "
-            "(a verdict, every attempt decided, retries before the last, a stop at the last)",
-            tuple(incomplete),
-        ),
-        Invariant(
-            "posts_bounded",
-            not over,
-            f"POSTs per call <= max_retries + 1 = {limit} on the wire and in every record",
-            tuple(over),
-        ),
-        Invariant(
-            "transient_read_faults_retried",
-            not unretried,
-            f"{read_faulted} READ calls met a transient fault; every such attempt with retries "
-            f"left was retried (records and kitchen log); exempt: {_fmt(exempted) or 'none'}",
-            tuple(unretried),
-        ),
-        Invariant(
-            "only_transient_read_failures_retried",
-            not wrong_retry,
-            f"all {sum(retries_by_reason.values())} retries followed a transient failure of "
-            "a READ call",
-            tuple(wrong_retry),
-        ),
-        Invariant(
-            "records_agree_with_server",
-            not server_mismatch and state.posts_dropped == 0,
-            f"each record's POST count equals the tools/call POSTs the kitchen logged for its "
-            f"run ({state.posts_dropped} log entries dropped)",
-            tuple(server_mismatch),
-        ),
-        Invariant(
-            "records_agree_with_client",
-            not client_mismatch,
-            "a record says TOOL_SUCCESS exactly when the client received the call's own result",
-            tuple(client_mismatch),
-        ),
-        Invariant(
-            "every_call_finished",
-            not hangs,
-            f"{n} of {len(plan)} calls returned within {config.call_timeout:g} s each and "
-            f"{config.global_timeout:g} s in all",
-            tuple(hangs),
-        ),
+        Invariant(name, not f[name], details[name], tuple(f[name])) for name in _INVARIANTS
     ]
     stats: dict[str, Any] = {
         "calls": n,
@@ -917,34 +913,34 @@ def check(
         "paths": dict(Counter(r.call.path for r in results).most_common()),
         "tools": dict(Counter(r.call.tool for r in results).most_common()),
         "posts": {
-            "all": total_posts,
+            "all": len(state.posts),
             "toolsCall": tools_call_posts,
-            "recorded": recorded_posts,
-            "perCall": tools_call_posts / n if n else 0.0,
-            "maxPerCall": max(post_hist, default=0),
-            "histogram": {str(k): v for k, v in sorted(post_hist.items())},
+            "recorded": checker.recorded_posts,
+            "perCall": round(tools_call_posts / n, 4) if n else 0.0,
+            "maxPerCall": max(checker.post_hist, default=0),
+            "histogram": {str(k): v for k, v in sorted(checker.post_hist.items())},
         },
         "retries": {
-            "total": sum(retries_by_reason.values()),
-            "originSdk": retry_origin_sdk,
-            "byReason": dict(retries_by_reason.most_common()),
+            "total": sum(checker.retries.values()),
+            "callsRetried": checker.origin_sdk,
+            "byReason": dict(checker.retries.most_common()),
         },
-        "decisions": dict(decisions.most_common()),
-        "outcomes": dict(outcomes.most_common()),
-        "client": dict(client_seen.most_common()),
+        "decisions": dict(checker.decisions.most_common()),
+        "outcomes": dict(checker.outcomes.most_common()),
+        "client": dict(checker.client.most_common()),
         "read": {
-            "transientlyFaulted": read_faulted,
-            "recovered": read_recovered,
-            "retried": read_retried,
+            "transientlyFaulted": checker.read_faulted,
+            "recovered": checker.read_recovered,
+            "retried": checker.read_retried,
         },
         "charge": {
             "keys": len(charge_calls),
-            "executions": sum(executions.values()),
+            "executions": sum(checker.executions.values()),
             "maxPerKey": max(per_key, default=0),
             "executionsPerKey": {f"{k}x": v for k, v in sorted(per_key.items())},
         },
-        "lookupExecutions": lookup_executions,
-        "faults": dict(faults.most_common()),
+        "lookupExecutions": checker.lookup_executions,
+        "faults": dict(checker.faults.most_common()),
     }
     return SoakReport(config, stats, invariants)
 
