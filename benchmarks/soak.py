@@ -31,7 +31,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -352,7 +352,7 @@ class SoakReport:
         lines = [
             f"mcp-retry soak: {s['calls']} calls (planned {c.calls}), seed {c.seed}, "
             f"concurrency {c.concurrency}, {s['durationS']:.1f} s "
-            f"({s['callsPerS']:.0f} calls/s)",
+            f"({s['callsPerS']:.0f} calls/s, slowest call {s['slowestCallS']:.2f} s)",
             f"policy: max_retries={c.max_retries} initial_backoff={c.initial_backoff}s "
             f"max_backoff={c.max_backoff}s jitter=equal max_retry_after="
             f"{c.policy().max_retry_after:g}s; budget RetryBudget(max_tokens={c.budget_tokens:g}, "
@@ -412,6 +412,20 @@ def plan_calls(config: SoakConfig) -> list[PlannedCall]:
 # -- running ---------------------------------------------------------------------------
 
 
+class _RecordIndex:
+    """A hook keeping every finished record by its request id (the raw calls' ids are unique)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[object, list[CallRecord]] = {}
+
+    def on_attempt(self, record: CallRecord, attempt: Attempt) -> None:
+        """Attempts are read from the finished record."""
+
+    def on_call(self, record: CallRecord) -> None:
+        """File a finished record under its request id."""
+        self.by_id.setdefault(record.request_id, []).append(record)
+
+
 class _Clients:
     """The transports and clients of one run."""
 
@@ -421,20 +435,17 @@ class _Clients:
         self.legacy = legacy
         self.policy = config.policy()
         self.budget = RetryBudget(config.budget_tokens, config.budget_ratio)
-        self.raw_history = History(maxlen=config.calls + 16)
+        self.index = _RecordIndex()
         timeout = httpx.Timeout(10.0)
         self.raw = httpx.AsyncClient(
             transport=AsyncRetryTransport(
-                policy=self.policy, history=self.raw_history, budget=self.budget
+                policy=self.policy, budget=self.budget, hooks=[self.index]
             ),
             timeout=timeout,
         )
         self.raw_contained = httpx.AsyncClient(
             transport=AsyncRetryTransport(
-                policy=self.policy,
-                history=self.raw_history,
-                budget=self.budget,
-                contain_failures=True,
+                policy=self.policy, budget=self.budget, hooks=[self.index], contain_failures=True
             ),
             timeout=timeout,
         )
@@ -458,7 +469,7 @@ class _Clients:
         return result
 
     def _raw_records(self, call: PlannedCall) -> list[CallRecord]:
-        return [r for r in self.raw_history.records() if r.request_id == call.request_id]
+        return list(self.index.by_id.get(call.request_id, ()))
 
     async def _raw(self, call: PlannedCall) -> CallResult:
         client = self.raw if call.path == "raw" else self.raw_contained
@@ -634,10 +645,10 @@ def run_soak(config: SoakConfig) -> SoakReport:
         logger.setLevel(logging.CRITICAL)
     try:
         with ExitStack() as stack:
-            modern = _enter(
-                stack, KitchenServer(stateless=True, json_response=True, log_limit=log_limit)
+            modern = stack.enter_context(
+                KitchenServer(stateless=True, json_response=True, log_limit=log_limit)
             )
-            legacy = _enter(stack, KitchenServer(legacy_only=True, log_limit=log_limit))
+            legacy = stack.enter_context(KitchenServer(legacy_only=True, log_limit=log_limit))
             start = time.perf_counter()
 
             async def go() -> tuple[list[CallResult], float]:
@@ -655,11 +666,6 @@ def run_soak(config: SoakConfig) -> SoakReport:
         for logger, level in zip(quiet, levels, strict=True):
             logger.setLevel(level)
     return check(config, plan, results, state, duration=duration, budget_tokens=tokens)
-
-
-def _enter(stack: ExitStack, kitchen: KitchenServer) -> KitchenServer:
-    cm: AbstractContextManager[KitchenServer] = kitchen
-    return stack.enter_context(cm)
 
 
 # -- checking --------------------------------------------------------------------------
@@ -910,6 +916,7 @@ def check(
         "durationS": round(duration, 3),
         "callsPerS": round(n / duration, 1) if duration > 0 else 0.0,
         "budgetTokensLeft": round(budget_tokens, 1),
+        "slowestCallS": round(max((r.seconds for r in results), default=0.0), 3),
         "paths": dict(Counter(r.call.path for r in results).most_common()),
         "tools": dict(Counter(r.call.tool for r in results).most_common()),
         "posts": {
