@@ -572,14 +572,9 @@ async def test_cancelling_a_call_in_flight_closes_its_connection(
         assert record.classification.error_kind == "cancelled"
 
 
-# -- bugs found by the soak (strict xfail: each turns into a failure once fixed) ----------
+# -- regressions of bugs the soak found (both fixed) -----------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug: an SSE answer whose reader stops after the response event (the mcp "
-    "client calls response.aclose() there) is recorded STREAM_INCOMPLETE/abandoned",
-)
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_sse_answer_closed_after_its_response_is_recorded_as_success() -> None:
@@ -610,11 +605,6 @@ async def test_sse_answer_closed_after_its_response_is_recorded_as_success() -> 
     assert record.outcome == "TOOL_SUCCESS", record.to_dict()["attempts"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug: with the official client on SSE answers (2025-11-25 sessions) every "
-    "record says STREAM_INCOMPLETE/abandoned, so tools/list teaches no readOnlyHint",
-)
 @asyncio_only
 @pytest.mark.anyio
 async def test_official_client_sse_records_tell_the_truth(start_kitchen: StartKitchen) -> None:
@@ -636,11 +626,6 @@ async def test_official_client_sse_records_tell_the_truth(start_kitchen: StartKi
     assert outcomes["tools/call"] == "TOOL_SUCCESS"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kitchen bug: its listening socket is made without IPPROTO_TCP, so asyncio does not "
-    "set TCP_NODELAY on accepted connections: ~40 ms (Nagle + delayed ACK) per keep-alive answer",
-)
 def test_kitchen_answers_keepalive_requests_without_a_delayed_ack_stall(
     start_kitchen: StartKitchen,
 ) -> None:

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
 from benchmarks.soak import (
     FAULTS,
     PATHS,
@@ -21,7 +22,6 @@ from benchmarks.soak import (
     plan_calls,
     run_soak,
 )
-
 from mcp_retry import (
     Action,
     Attempt,
@@ -68,11 +68,6 @@ def test_invariant_holds(report: SoakReport, name: str) -> None:
     assert inv.passed, f"{inv.detail}\n" + "\n".join(inv.failures[:10])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug: the official client closes an SSE answer right after its response "
-    "event, and the transport records that call as STREAM_INCOMPLETE/abandoned",
-)
 def test_records_agree_with_the_client(report: SoakReport) -> None:
     inv = invariant(report, "records_agree_with_client")
     assert inv.passed, "\n".join(inv.failures[:10])

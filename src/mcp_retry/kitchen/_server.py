@@ -51,7 +51,9 @@ class KitchenConfig:
 
 def bind_loopback(port: int = 0) -> socket.socket:
     """Return a listening TCP socket on 127.0.0.1 (port 0 picks a free one)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
+    # and without it Nagle and delayed ACKs stall every answer on a kept-alive connection.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((LOOPBACK, port))
