@@ -1,0 +1,74 @@
+"""Check that the working tree behaves exactly as a git revision does.
+
+``python -m benchmarks.check_equivalence [REV]`` (default ``HEAD``) exports REV's ``src/``
+to a temporary folder, runs ``benchmarks._scenarios`` against it and against the working
+tree's ``src/``, and compares everything observable: statuses, raw headers, bodies handed
+on, records and history (times left out), the requests sent, and the classifier, SSE
+decoder and stream tracker on a seeded corpus. Used to keep optimisations honest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(src: Path, out: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{ROOT}"}
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks._scenarios", str(out)], check=True, env=env, cwd=ROOT
+    )
+    with out.open() as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+def _diff(old: Any, new: Any, path: str, found: list[str]) -> None:
+    if len(found) >= 20:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            _diff(old.get(key), new.get(key), f"{path}/{key}", found)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            _diff(a, b, f"{path}[{i}]", found)
+    elif old != new:
+        found.append(f"{path}:\n  {rev_label}: {str(old)[:300]}\n  worktree: {str(new)[:300]}")
+
+
+rev_label = "HEAD"
+
+
+def main(argv: list[str]) -> int:
+    global rev_label
+    rev_label = argv[0] if argv else "HEAD"
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base"
+        base.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", rev_label, "src"], check=True, cwd=ROOT, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        old = _run(base / "src", Path(tmp) / "old.json")
+        new = _run(ROOT / "src", Path(tmp) / "new.json")
+    found: list[str] = []
+    _diff(old, new, "", found)
+    scripted = len(old["scripted"])
+    pure = sum(len(v) for v in old["pure"].values())
+    if found:
+        print(f"DIFFERENT from {rev_label}:")
+        print("\n".join(found))
+        return 1
+    print(f"identical to {rev_label}: {scripted} scripted exchanges, {pure} pure cases")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
