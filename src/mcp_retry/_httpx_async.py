@@ -82,16 +82,25 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         if call is None:
             return await self._inner.handle_async_request(request)
         try:
-            response, head, body = await self._exchange(call, request)
+            response, head, answer = await self._exchange(call, request)
         except BaseException:
             call.abandoned()  # cancelled, or retries exhausted: the record still completes
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
+        if answer is None:  # read in place, unchanged: hand the response itself on
+            content = response.content
+            response.headers = httpx.Headers(
+                strip_headers(response.headers.raw, *_ENCODING_HEADERS)
+            )
+            if content:  # what Response(content=...) would add
+                response.headers["Content-Length"] = str(len(content))
+            response.extensions[RECORD_EXTENSION] = call.ref
+            return response
         return httpx.Response(
             response.status_code,
             headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
-            content=body,
+            content=answer,
             request=request,
             extensions={**response.extensions, RECORD_EXTENSION: call.ref},
         )
@@ -101,12 +110,13 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
 
     async def _exchange(
         self, call: Call, request: httpx.Request
-    ) -> tuple[httpx.Response, Head | None, bytes]:
+    ) -> tuple[httpx.Response, Head | None, bytes | None]:
         """Send until the engine stops; return the answer to hand on.
 
         Returns:
             The response; its head if it is an SSE stream still to be read (else None); and
-            the body to hand on (read whole, with the caller's id restored) if it is not.
+            the body to hand on (read whole, with the caller's id restored) if it is not,
+            or None when the response was read in place and can be handed on as it is.
         """
         while True:
             send = call.next_send()
@@ -122,8 +132,21 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             head = _head(response)
             if call.wants_stream(head):
                 return response, head, b""
+            # A plain body is read in place (so the response itself can be handed on); a
+            # content-encoded one is capped after decoding, as the caller would see it.
+            stream = response.stream
+            in_place = (
+                isinstance(stream, httpx.AsyncByteStream)
+                and not response.is_stream_consumed
+                and "content-encoding" not in response.headers
+            )
+            limit = self._engine.max_event_bytes
             try:
-                body = await _read(response, self._engine.max_event_bytes)
+                if isinstance(stream, httpx.AsyncByteStream) and in_place:
+                    response.stream = _Capped(stream, limit)
+                    body = await response.aread()
+                else:
+                    body = await _read(response, limit)
             except httpx.TransportError as exc:
                 await response.aclose()
                 if call.failed(*describe_error(exc)):
@@ -131,7 +154,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
                 raise
             retry, replacement = call.received(head, body)
             if not retry:
-                return response, None, body if replacement is None else replacement
+                if replacement is None:
+                    return response, None, None if in_place else body
+                return response, None, replacement
             await response.aclose()
 
     def _streaming(
@@ -213,6 +238,26 @@ def _head(response: httpx.Response) -> Head:
         headers.get("retry-after"),
         headers.get("mcp-session-id"),
     )
+
+
+class _Capped(httpx.AsyncByteStream):
+    """A response stream that refuses to go past ``limit`` bytes (a hostile endless body)."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        limit = self._limit
+        async for chunk in self._stream:
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(f"response body larger than {limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 async def _read(response: httpx.Response, limit: int) -> bytes:
