@@ -130,6 +130,15 @@ def _scripts() -> list[tuple[str, bytes, list[Any], dict[str, Any]]]:
         ("json dup keys", _req("ping"),
          [(200, JSON_H, [b'{"jsonrpc":"2.0","id":2,"id":1,"result":{}}'])], {}),
         ("json bom", _req("ping"), [(200, JSON_H, [b"\xef\xbb\xbf" + ok])], {}),
+        ("huge int id", _req("ping", 18446744073709551616),
+         [(200, JSON_H, [b'{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}'])], {}),
+        ("huge ints retried", _req("tools/call", name="lookup", arguments={"n": -9223372036854775809}),
+         [(500, [], [b""]), (200, JSON_H, [retry_ok.replace(b"[]", b"[],\"n\":-9223372036854775809,\"f\":1e400")])],
+         {"policy": read_policy}),
+        ("huge ints sse retried", _req("tools/call", name="lookup", arguments={"n": 1.5e300}),
+         [(200, SSE_H, [sse, httpx.ReadError("cut")]),
+          (200, SSE_H, [b"data: " + retry_ok.replace(b"[]", b"[],\"n\":123456789012345678901") + b"\n\n"])],
+         {"policy": read_policy}),
         ("json utf16", _req("ping"), [(200, JSON_H, [ok.decode().encode("utf-16")])], {}),
         ("json text/plain", _req("ping"), [(200, [("content-type", "text/plain")], [ok])], {}),
         ("202 to request", _req("ping"), [(202, [], [b""])], {}),
@@ -308,6 +317,9 @@ def _mutations(rng: random.Random) -> Iterator[bytes]:
             text = text.replace(b"1", b"NaN", 1)
         elif cut < 0.1:
             text = b"  " + text + b"\n"
+        elif cut < 0.14:
+            text = text.replace(b"1", rng.choice([b"18446744073709551616", b"-9223372036854775809",
+                                                  b"9223372036854775807", b"1e400"]), 1)
         yield text
 
 

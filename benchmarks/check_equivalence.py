@@ -1,6 +1,6 @@
 """Check that the working tree behaves exactly as a git revision does.
 
-``python -m benchmarks.check_equivalence [REV]`` (default ``HEAD``) exports REV's ``src/``
+``python -m benchmarks.check_equivalence [REV] [--allow=KEY ...]`` (default ``HEAD``) exports REV's ``src/``
 to a temporary folder, runs ``benchmarks._scenarios`` against it and against the working
 tree's ``src/``, and compares everything observable: statuses, raw headers, bodies handed
 on, records and history (times left out), the requests sent, and the classifier, SSE
@@ -30,15 +30,16 @@ def _run(src: Path, out: Path) -> dict[str, Any]:
     return data
 
 
-def _diff(old: Any, new: Any, path: str, found: list[str]) -> None:
+def _diff(old: Any, new: Any, path: str, found: list[str], allowed: set[str]) -> None:
     if len(found) >= 20:
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):
-            _diff(old.get(key), new.get(key), f"{path}/{key}", found)
+            if key not in allowed:
+                _diff(old.get(key), new.get(key), f"{path}/{key}", found, allowed)
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            _diff(a, b, f"{path}[{i}]", found)
+            _diff(a, b, f"{path}[{i}]", found, allowed)
     elif old != new:
         found.append(f"{path}:\n  {rev_label}: {str(old)[:300]}\n  worktree: {str(new)[:300]}")
 
@@ -48,7 +49,9 @@ rev_label = "HEAD"
 
 def main(argv: list[str]) -> int:
     global rev_label
-    rev_label = argv[0] if argv else "HEAD"
+    allowed = {a.split("=", 1)[1] for a in argv if a.startswith("--allow=")}
+    args = [a for a in argv if not a.startswith("--")]
+    rev_label = args[0] if args else "HEAD"
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         base.mkdir()
@@ -59,14 +62,15 @@ def main(argv: list[str]) -> int:
         old = _run(base / "src", Path(tmp) / "old.json")
         new = _run(ROOT / "src", Path(tmp) / "new.json")
     found: list[str] = []
-    _diff(old, new, "", found)
+    _diff(old, new, "", found, allowed)
     scripted = len(old["scripted"])
     pure = sum(len(v) for v in old["pure"].values())
     if found:
         print(f"DIFFERENT from {rev_label}:")
         print("\n".join(found))
         return 1
-    print(f"identical to {rev_label}: {scripted} scripted exchanges, {pure} pure cases")
+    extra = f" (ignoring {', '.join(sorted(allowed))})" if allowed else ""
+    print(f"identical to {rev_label}{extra}: {scripted} scripted exchanges, {pure} pure cases")
     return 0
 
 
