@@ -6,6 +6,7 @@ then JSON, then the JSON-RPC envelope, then the result (a tool result for ``tool
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Any
 
@@ -115,6 +116,7 @@ def verdict(outcome: Outcome, **fields: Any) -> Classification:
     return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
 
 
+@functools.lru_cache(maxsize=64)
 def media_type(content_type: str | None) -> tuple[str, str | None]:
     """``("application/json", "utf-8")`` from ``"Application/JSON; charset=UTF-8"``."""
     if not content_type:
@@ -259,6 +261,11 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
     return _classify_result(message["result"], method)
 
 
+# Frozen values, so the common verdicts are shared rather than built per call.
+_RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
+_TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
+
+
 def _classify_result(result: JSON, method: str) -> Classification:
     invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
     if not isinstance(result, dict):
@@ -272,7 +279,7 @@ def _classify_result(result: JSON, method: str) -> Classification:
     if result_type != "complete":
         return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
     if method != "tools/call":
-        return verdict(Outcome.RPC_SUCCESS, result_type=result_type)
+        return _RPC_SUCCESS
     if not isinstance(result.get("content"), list):
         return verdict(invalid, detail="content is not an array", result_type=result_type)
     is_error = result.get("isError", False)
@@ -280,7 +287,7 @@ def _classify_result(result: JSON, method: str) -> Classification:
         return verdict(invalid, detail="isError is not a boolean", result_type=result_type)
     if is_error:
         return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
-    return verdict(Outcome.TOOL_SUCCESS, result_type=result_type)
+    return _TOOL_SUCCESS
 
 
 def _first_text(result: dict[str, JSON]) -> str | None:

@@ -156,20 +156,19 @@ class Call:
         self._message: JSON = None
         self._head: Head | None = None
         self.done = False
-        self.ref = RecordRef(
-            CallRecord(
-                method=facts.method,
-                tool=facts.tool,
-                request_id=facts.id,
-                idempotency=self.idempotency,
-                client=_client_info(facts) or observed.client,
-                protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
-                session_id=self._session,
-                scenario=engine.scenario,
-                arguments_digest=facts.digest,
-                started_at=engine.wall_clock(),
-            )
+        self._client = _client_info(facts) or observed.client
+        self._protocol_version = (
+            headers.get("mcp-protocol-version") or observed.protocol_version
         )
+        self._started_at = engine.wall_clock()
+        self._ref: RecordRef | None = None  # made on first use: most calls settle first
+
+    @property
+    def ref(self) -> RecordRef:
+        """Where the newest snapshot of this call's record is kept."""
+        if self._ref is None:
+            self._ref = RecordRef(self._record(None, 0.0))
+        return self._ref
 
     # -- the shell asks -------------------------------------------------------------------
 
@@ -343,16 +342,31 @@ class Call:
         notify_call(engine.hooks, record)
 
     def _snapshot(self, final: Classification | None, now: float) -> CallRecord:
-        record = attrs.evolve(
-            self.ref.current,
-            duration=max(0.0, now - self._start),
+        record = self._record(final, max(0.0, now - self._start))
+        if self._ref is None:
+            self._ref = RecordRef(record)
+        else:
+            self._ref.current = record
+        return record
+
+    def _record(self, final: Classification | None, duration: float) -> CallRecord:
+        facts = self.facts
+        return CallRecord(
+            method=facts.method,
+            tool=facts.tool,
+            request_id=facts.id,
+            idempotency=self.idempotency,
             attempts=tuple(self._attempts),
             classification=final,
             complete=final is not None,
+            client=self._client,
+            protocol_version=self._protocol_version,
             session_id=self._session,
+            scenario=self._engine.scenario,
+            arguments_digest=facts.digest,
+            started_at=self._started_at,
+            duration=duration,
         )
-        self.ref.current = record
-        return record
 
     def _restore_id(self, message: JSON) -> bytes | None:
         caller_id = self.facts.id

@@ -16,7 +16,7 @@ import httpx2 as httpx
 
 from ._engine import RECORD_EXTENSION, Call, Engine, Head
 from ._hooks import Hook
-from ._policy import RetryPolicy
+from ._policy import RETRY_AFTER_STATUSES, RetryPolicy
 from ._records import History
 from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
 from ._sse import DEFAULT_MAX_EVENT_BYTES
@@ -234,10 +234,11 @@ class _TrackedStream(httpx.AsyncByteStream):
 
 def _head(response: httpx.Response) -> Head:
     headers = response.headers
+    status = response.status_code
     return Head(
-        response.status_code,
+        status,
         headers.get("content-type"),
-        headers.get("retry-after"),
+        headers.get("retry-after") if status in RETRY_AFTER_STATUSES else None,
         headers.get("mcp-session-id"),
     )
 
