@@ -221,7 +221,7 @@ def classify_event(
         The classification and the parsed message, or None for keep-alives, notifications,
         server requests and responses to other ids.
     """
-    if event_type != "message" or not data.strip():
+    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
         return None
     try:
         message = loads(data)

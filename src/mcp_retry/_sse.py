@@ -60,6 +60,46 @@ class SSEDecoder:
         buf = self._buf
         buf += chunk
         events: list[Event] = []
+        if buf.find(b"\r", self._scan) < 0:
+            pos = self._feed_lf(buf, events)
+        else:
+            pos = self._feed_any(buf, events)
+        del buf[: self._event_start]
+        self._scan = pos - self._event_start
+        self._event_start = 0
+        if len(buf) > self._max:
+            self.oversized = True
+            events.append(Event(b"", "", None, bytes(buf)))
+            buf.clear()
+        return events
+
+    def _feed_lf(self, buf: bytearray, events: list[Event]) -> int:
+        """Lines that all end in LF (the usual case): found with find, not a regex."""
+        pos = self._scan
+        start = self._event_start
+        find = buf.find
+        field = self._field
+        data = self._data
+        with memoryview(buf) as view:  # slices copy once; released before buf is resized
+            while (eol := find(b"\n", pos)) >= 0:
+                if eol != pos:
+                    line = bytes(view[pos:eol])
+                    if line.startswith(b"data: "):  # the usual lines, as _field reads them
+                        data.append(line[6:])
+                    elif line == b"event: message":
+                        self._type = "message"
+                    else:
+                        field(line)
+                else:
+                    events.append(self._dispatch(bytes(view[start : eol + 1])))
+                    data = self._data  # a new list after each dispatch
+                    start = eol + 1
+                pos = eol + 1
+        self._event_start = start
+        return pos
+
+    def _feed_any(self, buf: bytearray, events: list[Event]) -> int:
+        """Lines that end in CRLF, LF or CR."""
         pos = self._scan
         end = len(buf)
         while pos < end:
@@ -75,14 +115,7 @@ class SSEDecoder:
                 continue
             events.append(self._dispatch(bytes(buf[self._event_start : pos])))
             self._event_start = pos
-        del buf[: self._event_start]
-        self._scan = pos - self._event_start
-        self._event_start = 0
-        if len(buf) > self._max:
-            self.oversized = True
-            events.append(Event(b"", "", None, bytes(buf)))
-            buf.clear()
-        return events
+        return pos
 
     def pending(self) -> bytes:
         """The bytes of an event still being read (discarded by SSE rules at end of stream)."""
