@@ -39,7 +39,9 @@ class PrebuiltTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if isinstance(chunks, list):
             prebuilt = chunks
             self._stream: httpx.SyncByteStream | ChunkStream = (
-                httpx.ByteStream(prebuilt[0]) if len(prebuilt) == 1 else ChunkStream(lambda: prebuilt)
+                httpx.ByteStream(prebuilt[0])
+                if len(prebuilt) == 1
+                else ChunkStream(lambda: prebuilt)
             )
         else:
             self._stream = ChunkStream(chunks)

@@ -63,8 +63,7 @@ def _result(size: int, request_id: int = 1) -> dict[str, object]:
 
 
 def json_response(size: int, request_id: int = 1) -> bytes:
-    body = json.dumps(_result(size, request_id), separators=(",", ":")).encode()
-    return body
+    return json.dumps(_result(size, request_id), separators=(",", ":")).encode()
 
 
 def _event(payload: dict[str, object]) -> bytes:

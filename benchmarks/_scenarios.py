@@ -104,87 +104,226 @@ TOOL = {"name": "lookup", "arguments": {"q": "x", "n": 1.5}}
 
 def _scripts() -> list[tuple[str, bytes, list[Any], dict[str, Any]]]:
     ok = _ok()
-    sse = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n"
+    sse = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n'
     sse_final = b"data: " + ok + b"\n\n"
     gz = gzip.compress(ok)
     read_policy = {"tools": {"lookup": "read"}, "initial_backoff": 0.0}
     retry_ok = b'{"jsonrpc":"2.0","id":"WIRE","result":{"content":[],"isError":false}}'
     return [
         ("json ok", _req("tools/call", **TOOL), [(200, JSON_H, [ok])], {}),
-        ("json ok content-length", _req("tools/call", **TOOL),
-         [(200, [*JSON_H, ("content-length", str(len(ok))), ("x-a", "1")], [ok])], {}),
-        ("json ok chunked", _req("tools/call", **TOOL),
-         [(200, [*JSON_H, ("transfer-encoding", "chunked")], [ok[:5], ok[5:]])], {}),
-        ("json gzip", _req("tools/call", **TOOL),
-         [(200, [*JSON_H, ("content-encoding", "gzip"), ("content-length", str(len(gz)))], [gz])],
-         {}),
+        (
+            "json ok content-length",
+            _req("tools/call", **TOOL),
+            [(200, [*JSON_H, ("content-length", str(len(ok))), ("x-a", "1")], [ok])],
+            {},
+        ),
+        (
+            "json ok chunked",
+            _req("tools/call", **TOOL),
+            [(200, [*JSON_H, ("transfer-encoding", "chunked")], [ok[:5], ok[5:]])],
+            {},
+        ),
+        (
+            "json gzip",
+            _req("tools/call", **TOOL),
+            [
+                (
+                    200,
+                    [*JSON_H, ("content-encoding", "gzip"), ("content-length", str(len(gz)))],
+                    [gz],
+                )
+            ],
+            {},
+        ),
         ("json empty body", _req("tools/call", **TOOL), [(200, JSON_H, [b""])], {}),
         ("json malformed", _req("tools/call", **TOOL), [(200, JSON_H, [b"{nope"])], {}),
-        ("json tool error", _req("tools/call", **TOOL),
-         [(200, JSON_H, [_ok(isError=True)])], {}),
+        ("json tool error", _req("tools/call", **TOOL), [(200, JSON_H, [_ok(isError=True)])], {}),
         ("json id mismatch", _req("tools/call", **TOOL), [(200, JSON_H, [_ok(7)])], {}),
-        ("json latin1", _req("tools/call", **TOOL),
-         [(200, [("content-type", "application/json; charset=latin-1")], [ok.decode().encode("latin-1")])], {}),
-        ("json nan", _req("ping"),
-         [(200, JSON_H, [b'{"jsonrpc":"2.0","id":1,"result":{"x":NaN,"b":1e400,"i":123456789012345678901234567890}}'])], {}),
-        ("json dup keys", _req("ping"),
-         [(200, JSON_H, [b'{"jsonrpc":"2.0","id":2,"id":1,"result":{}}'])], {}),
+        (
+            "json latin1",
+            _req("tools/call", **TOOL),
+            [
+                (
+                    200,
+                    [("content-type", "application/json; charset=latin-1")],
+                    [ok.decode().encode("latin-1")],
+                )
+            ],
+            {},
+        ),
+        (
+            "json nan",
+            _req("ping"),
+            [
+                (
+                    200,
+                    JSON_H,
+                    [
+                        b'{"jsonrpc":"2.0","id":1,"result":{"x":NaN,"b":1e400,"i":123456789012345678901234567890}}'
+                    ],
+                )
+            ],
+            {},
+        ),
+        (
+            "json dup keys",
+            _req("ping"),
+            [(200, JSON_H, [b'{"jsonrpc":"2.0","id":2,"id":1,"result":{}}'])],
+            {},
+        ),
         ("json bom", _req("ping"), [(200, JSON_H, [b"\xef\xbb\xbf" + ok])], {}),
-        ("huge int id", _req("ping", 18446744073709551616),
-         [(200, JSON_H, [b'{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}'])], {}),
-        ("huge ints retried", _req("tools/call", name="lookup", arguments={"n": -9223372036854775809}),
-         [(500, [], [b""]), (200, JSON_H, [retry_ok.replace(b"[]", b"[],\"n\":-9223372036854775809,\"f\":1e400")])],
-         {"policy": read_policy}),
-        ("huge ints sse retried", _req("tools/call", name="lookup", arguments={"n": 1.5e300}),
-         [(200, SSE_H, [sse, httpx.ReadError("cut")]),
-          (200, SSE_H, [b"data: " + retry_ok.replace(b"[]", b"[],\"n\":123456789012345678901") + b"\n\n"])],
-         {"policy": read_policy}),
+        (
+            "huge int id",
+            _req("ping", 18446744073709551616),
+            [(200, JSON_H, [b'{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}'])],
+            {},
+        ),
+        (
+            "huge ints retried",
+            _req("tools/call", name="lookup", arguments={"n": -9223372036854775809}),
+            [
+                (500, [], [b""]),
+                (200, JSON_H, [retry_ok.replace(b"[]", b'[],"n":-9223372036854775809,"f":1e400')]),
+            ],
+            {"policy": read_policy},
+        ),
+        (
+            "huge ints sse retried",
+            _req("tools/call", name="lookup", arguments={"n": 1.5e300}),
+            [
+                (200, SSE_H, [sse, httpx.ReadError("cut")]),
+                (
+                    200,
+                    SSE_H,
+                    [
+                        b"data: "
+                        + retry_ok.replace(b"[]", b'[],"n":123456789012345678901')
+                        + b"\n\n"
+                    ],
+                ),
+            ],
+            {"policy": read_policy},
+        ),
         ("json utf16", _req("ping"), [(200, JSON_H, [ok.decode().encode("utf-16")])], {}),
         ("json text/plain", _req("ping"), [(200, [("content-type", "text/plain")], [ok])], {}),
         ("202 to request", _req("ping"), [(202, [], [b""])], {}),
         ("notification", _req("notifications/initialized", None), [(202, [], [b""])], {}),
         ("batch passes", b"[" + _req("ping") + b"]", [(200, JSON_H, [b"[]"])], {}),
         ("get passes", b"", [(200, SSE_H, [sse])], {"method": "GET"}),
-        ("session id", _req("initialize", protocolVersion="2025-06-18",
-                            clientInfo={"name": "c", "version": "1"}),
-         [(200, [*JSON_H, ("mcp-session-id", "s-1")],
-           [b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}'])], {}),
-        ("500 read retried", _req("tools/call", **TOOL),
-         [(500, JSON_H, [b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}']),
-          (200, JSON_H, [retry_ok])], {"policy": read_policy}),
-        ("429 retry-after", _req("tools/call", **TOOL),
-         [(429, [("retry-after", "0")], [b""]), (200, JSON_H, [retry_ok])],
-         {"policy": read_policy}),
-        ("503 retry-after too long", _req("tools/call", **TOOL),
-         [(503, [("retry-after", "9999")], [b""])], {"policy": read_policy}),
+        (
+            "session id",
+            _req(
+                "initialize", protocolVersion="2025-06-18", clientInfo={"name": "c", "version": "1"}
+            ),
+            [
+                (
+                    200,
+                    [*JSON_H, ("mcp-session-id", "s-1")],
+                    [b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}'],
+                )
+            ],
+            {},
+        ),
+        (
+            "500 read retried",
+            _req("tools/call", **TOOL),
+            [
+                (
+                    500,
+                    JSON_H,
+                    [b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"boom"}}'],
+                ),
+                (200, JSON_H, [retry_ok]),
+            ],
+            {"policy": read_policy},
+        ),
+        (
+            "429 retry-after",
+            _req("tools/call", **TOOL),
+            [(429, [("retry-after", "0")], [b""]), (200, JSON_H, [retry_ok])],
+            {"policy": read_policy},
+        ),
+        (
+            "503 retry-after too long",
+            _req("tools/call", **TOOL),
+            [(503, [("retry-after", "9999")], [b""])],
+            {"policy": read_policy},
+        ),
         ("500 unsafe", _req("tools/call", **TOOL), [(500, [], [b"x"])], {}),
-        ("network error read", _req("tools/call", **TOOL),
-         [httpx.ConnectError("refused"), (200, JSON_H, [retry_ok])], {"policy": read_policy}),
-        ("network error exhausted", _req("ping"),
-         [httpx.ReadTimeout("slow"), httpx.ReadTimeout("slow"), httpx.ReadTimeout("slow")],
-         {"policy": read_policy}),
-        ("body too large", _req("ping"), [(200, JSON_H, [ok, ok])], {"max_event_bytes": len(ok) + 3}),
-        ("read error mid body", _req("ping"),
-         [(200, JSON_H, [ok[:4], httpx.ReadError("cut")]), (200, JSON_H, [retry_ok])],
-         {"policy": read_policy}),
+        (
+            "network error read",
+            _req("tools/call", **TOOL),
+            [httpx.ConnectError("refused"), (200, JSON_H, [retry_ok])],
+            {"policy": read_policy},
+        ),
+        (
+            "network error exhausted",
+            _req("ping"),
+            [httpx.ReadTimeout("slow"), httpx.ReadTimeout("slow"), httpx.ReadTimeout("slow")],
+            {"policy": read_policy},
+        ),
+        (
+            "body too large",
+            _req("ping"),
+            [(200, JSON_H, [ok, ok])],
+            {"max_event_bytes": len(ok) + 3},
+        ),
+        (
+            "read error mid body",
+            _req("ping"),
+            [(200, JSON_H, [ok[:4], httpx.ReadError("cut")]), (200, JSON_H, [retry_ok])],
+            {"policy": read_policy},
+        ),
         ("sse ok", _req("tools/call", **TOOL), [(200, SSE_H, [sse, sse_final])], {}),
-        ("sse crlf split", _req("tools/call", **TOOL),
-         [(200, SSE_H, [c for c in _split((sse + sse_final).replace(b"\n", b"\r\n"), 7)])], {}),
-        ("sse cr only", _req("tools/call", **TOOL),
-         [(200, SSE_H, [(sse + sse_final).replace(b"\n", b"\r")])], {}),
-        ("sse comment id retry", _req("tools/call", **TOOL),
-         [(200, SSE_H, [b": hi\nid: 4\nretry: 10\n\n", b"event: message\nid: 5\n" + sse_final])], {}),
-        ("sse broken then json", _req("tools/call", **TOOL),
-         [(200, SSE_H, [sse, b"data: {\"jsonrpc\"", httpx.ReadError("cut")]),
-          (200, JSON_H, [retry_ok])], {"policy": read_policy}),
-        ("sse broken then sse", _req("tools/call", **TOOL),
-         [(200, SSE_H, [sse, httpx.RemoteProtocolError("cut")]),
-          (200, SSE_H, [b"data: " + retry_ok + b"\n\n"])], {"policy": read_policy}),
+        (
+            "sse crlf split",
+            _req("tools/call", **TOOL),
+            [(200, SSE_H, list(_split((sse + sse_final).replace(b"\n", b"\r\n"), 7)))],
+            {},
+        ),
+        (
+            "sse cr only",
+            _req("tools/call", **TOOL),
+            [(200, SSE_H, [(sse + sse_final).replace(b"\n", b"\r")])],
+            {},
+        ),
+        (
+            "sse comment id retry",
+            _req("tools/call", **TOOL),
+            [(200, SSE_H, [b": hi\nid: 4\nretry: 10\n\n", b"event: message\nid: 5\n" + sse_final])],
+            {},
+        ),
+        (
+            "sse broken then json",
+            _req("tools/call", **TOOL),
+            [
+                (200, SSE_H, [sse, b'data: {"jsonrpc"', httpx.ReadError("cut")]),
+                (200, JSON_H, [retry_ok]),
+            ],
+            {"policy": read_policy},
+        ),
+        (
+            "sse broken then sse",
+            _req("tools/call", **TOOL),
+            [
+                (200, SSE_H, [sse, httpx.RemoteProtocolError("cut")]),
+                (200, SSE_H, [b"data: " + retry_ok + b"\n\n"]),
+            ],
+            {"policy": read_policy},
+        ),
         ("sse ends without answer", _req("tools/call", **TOOL), [(200, SSE_H, [sse])], {}),
-        ("sse oversized", _req("tools/call", **TOOL),
-         [(200, SSE_H, [b"data: " + b"x" * 300 + b"\n\n", sse_final])], {"max_event_bytes": 100}),
-        ("sse other id then ours", _req("tools/call", **TOOL),
-         [(200, SSE_H, [b"data: " + _ok(9) + b"\n\n" + sse_final])], {}),
+        (
+            "sse oversized",
+            _req("tools/call", **TOOL),
+            [(200, SSE_H, [b"data: " + b"x" * 300 + b"\n\n", sse_final])],
+            {"max_event_bytes": 100},
+        ),
+        (
+            "sse other id then ours",
+            _req("tools/call", **TOOL),
+            [(200, SSE_H, [b"data: " + _ok(9) + b"\n\n" + sse_final])],
+            {},
+        ),
         ("sse bad json", _req("tools/call", **TOOL), [(200, SSE_H, [b"data: {x\n\n"])], {}),
     ]
 
@@ -207,15 +346,21 @@ def _fix_wire(script: list[Any], transport: Scripted) -> None:
         step = transport.script[0]
         if isinstance(step, tuple) and wire is not None:
             transport.script[0] = (
-                step[0], step[1], [c.replace(b"WIRE", str(wire).encode()) if isinstance(c, bytes)
-                                   else c for c in step[2]],
+                step[0],
+                step[1],
+                [
+                    c.replace(b"WIRE", str(wire).encode()) if isinstance(c, bytes) else c
+                    for c in step[2]
+                ],
             )
         return original(request)
 
     transport._answer = answer  # type: ignore[method-assign]
 
 
-def _observe(response: httpx.Response | None, error: BaseException | None, t: Any) -> dict[str, Any]:
+def _observe(
+    response: httpx.Response | None, error: BaseException | None, t: Any
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if error is not None:
         out["error"] = f"{type(error).__name__}: {error}"
@@ -253,24 +398,26 @@ def scripted() -> dict[str, Any]:
                     except httpx.HTTPError as exc:
                         error = exc
             else:
+
                 async def no_sleep(_: float) -> None:
                     return None
 
                 t = mcp_retry.AsyncRetryTransport(inner, sleep=no_sleep, **kwargs)
 
-                async def go() -> tuple[httpx.Response | None, BaseException | None]:
-                    async with httpx.AsyncClient(transport=t) as client:
-                        try:
-                            r = await client.request(method, URL, content=body, headers=headers)
-                            return r, None
-                        except httpx.HTTPError as exc:
-                            return None, exc
-
-                response, error = asyncio.run(go())
-            results[f"{mode}: {name}"] = _norm(
-                {**_observe(response, error, t), "sent": inner.seen}
-            )
+                response, error = asyncio.run(_send_async(t, method, body, headers))
+            results[f"{mode}: {name}"] = _norm({**_observe(response, error, t), "sent": inner.seen})
     return results
+
+
+async def _send_async(
+    transport: Any, method: str, body: bytes, headers: dict[str, str]
+) -> tuple[httpx.Response | None, BaseException | None]:
+    async with httpx.AsyncClient(transport=transport) as client:
+        try:
+            response = await client.request(method, URL, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            return None, exc
+        return response, None
 
 
 def _mutations(rng: random.Random) -> Iterator[bytes]:
@@ -318,8 +465,18 @@ def _mutations(rng: random.Random) -> Iterator[bytes]:
         elif cut < 0.1:
             text = b"  " + text + b"\n"
         elif cut < 0.14:
-            text = text.replace(b"1", rng.choice([b"18446744073709551616", b"-9223372036854775809",
-                                                  b"9223372036854775807", b"1e400"]), 1)
+            text = text.replace(
+                b"1",
+                rng.choice(
+                    [
+                        b"18446744073709551616",
+                        b"-9223372036854775809",
+                        b"9223372036854775807",
+                        b"1e400",
+                    ]
+                ),
+                1,
+            )
         yield text
 
 
@@ -334,7 +491,9 @@ def _sse_corpus(rng: random.Random) -> Iterator[bytes]:
             if kind < 0.1:
                 parts.append(b": keep-alive" + eol + eol)
             elif kind < 0.2:
-                parts.append(b"id: " + str(rng.randrange(9)).encode() + eol + b"retry: 5" + eol + eol)
+                parts.append(
+                    b"id: " + str(rng.randrange(9)).encode() + eol + b"retry: 5" + eol + eol
+                )
             else:
                 body = rng.choice(bodies)
                 lines = [b"data:" + (b" " if rng.random() < 0.8 else b"") + body]
@@ -356,8 +515,14 @@ def pure() -> dict[str, Any]:
     for body in _mutations(random.Random(1)):
         for expected in (1, "1", None):
             for method in ("tools/call", "ping", "prompts/get"):
-                for ct in ("application/json", "text/event-stream", "application/json; charset=utf-16"):
-                    c = mcp_retry.classify(200, body, content_type=ct, expected_id=expected, method=method)
+                for ct in (
+                    "application/json",
+                    "text/event-stream",
+                    "application/json; charset=utf-16",
+                ):
+                    c = mcp_retry.classify(
+                        200, body, content_type=ct, expected_id=expected, method=method
+                    )
                     out["classify"].append(_norm(repr(c)))
         out["classify"].append(_norm(repr(mcp_retry.classify(503, body))))
         facts = parse_request(body.replace(b'"result"', b'"method":"tools/call","params"', 1))
@@ -369,15 +534,35 @@ def pure() -> dict[str, Any]:
             for i in range(0, len(stream), size):
                 events.extend(repr(e) for e in decoder.feed(stream[i : i + size]))
             out["sse"].append(
-                _norm([events, decoder.pending(), decoder.last_event_id, decoder.retry_ms,
-                       decoder.oversized])
+                _norm(
+                    [
+                        events,
+                        decoder.pending(),
+                        decoder.last_event_id,
+                        decoder.retry_ms,
+                        decoder.oversized,
+                    ]
+                )
             )
-            tracker = StreamTracker(wire_id="w-1" if size == 3 else 1, caller_id=1,
-                                    method="tools/call", max_event_bytes=1 << 20)
-            passed = b"".join(tracker.feed(stream[i : i + size]) for i in range(0, len(stream), size))
+            tracker = StreamTracker(
+                wire_id="w-1" if size == 3 else 1,
+                caller_id=1,
+                method="tools/call",
+                max_event_bytes=1 << 20,
+            )
+            passed = b"".join(
+                tracker.feed(stream[i : i + size]) for i in range(0, len(stream), size)
+            )
             out["tracker"].append(
-                _norm([passed, repr(tracker.classification), repr(tracker.message),
-                       tracker.events, tracker.held_back()])
+                _norm(
+                    [
+                        passed,
+                        repr(tracker.classification),
+                        repr(tracker.message),
+                        tracker.events,
+                        tracker.held_back(),
+                    ]
+                )
             )
     return out
 

@@ -1,10 +1,10 @@
 """Check that the working tree behaves exactly as a git revision does.
 
-``python -m benchmarks.check_equivalence [REV] [--allow=KEY ...]`` (default ``HEAD``) exports REV's ``src/``
-to a temporary folder, runs ``benchmarks._scenarios`` against it and against the working
-tree's ``src/``, and compares everything observable: statuses, raw headers, bodies handed
-on, records and history (times left out), the requests sent, and the classifier, SSE
-decoder and stream tracker on a seeded corpus. Used to keep optimisations honest.
+``python -m benchmarks.check_equivalence [REV] [--allow=KEY ...]`` (REV: ``HEAD``) exports
+REV's ``src/`` to a temporary folder, runs ``benchmarks._scenarios`` against it and against the
+working tree's ``src/``, and compares everything observable: statuses, raw headers, bodies
+handed on, records and history (times left out), the requests sent, and the classifier,
+SSE decoder and stream tracker on a seeded corpus. Used to keep optimisations honest.
 """
 
 from __future__ import annotations
@@ -30,25 +30,21 @@ def _run(src: Path, out: Path) -> dict[str, Any]:
     return data
 
 
-def _diff(old: Any, new: Any, path: str, found: list[str], allowed: set[str]) -> None:
+def _diff(old: Any, new: Any, path: str, found: list[str], *, allowed: set[str], rev: str) -> None:
     if len(found) >= 20:
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key in sorted(set(old) | set(new)):
             if key not in allowed:
-                _diff(old.get(key), new.get(key), f"{path}/{key}", found, allowed)
+                _diff(old.get(key), new.get(key), f"{path}/{key}", found, allowed=allowed, rev=rev)
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            _diff(a, b, f"{path}[{i}]", found, allowed)
+            _diff(a, b, f"{path}[{i}]", found, allowed=allowed, rev=rev)
     elif old != new:
-        found.append(f"{path}:\n  {rev_label}: {str(old)[:300]}\n  worktree: {str(new)[:300]}")
-
-
-rev_label = "HEAD"
+        found.append(f"{path}:\n  {rev}: {str(old)[:300]}\n  worktree: {str(new)[:300]}")
 
 
 def main(argv: list[str]) -> int:
-    global rev_label
     allowed = {a.split("=", 1)[1] for a in argv if a.startswith("--allow=")}
     args = [a for a in argv if not a.startswith("--")]
     rev_label = args[0] if args else "HEAD"
@@ -62,7 +58,7 @@ def main(argv: list[str]) -> int:
         old = _run(base / "src", Path(tmp) / "old.json")
         new = _run(ROOT / "src", Path(tmp) / "new.json")
     found: list[str] = []
-    _diff(old, new, "", found, allowed)
+    _diff(old, new, "", found, allowed=allowed, rev=rev_label)
     scripted = len(old["scripted"])
     pure = sum(len(v) for v in old["pure"].values())
     if found:

@@ -1,25 +1,75 @@
-"""Cost per call: bare httpx vs mcp-retry vs httpx-retries over the same inner transport."""
+"""Cost per call: bare httpx vs mcp-retry vs httpx-retries over the same inner transport.
+
+The inner transport is either a prebuilt-body mock (its own cost tiny and stable) or a real
+HTTP transport to the loopback server in ``_server.py``. Every contender has its own client;
+rounds interleave the contenders in a shuffled order and the medians are reported.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import httpx_retries
 
 import mcp_retry
+from mcp_retry import _jsonrpc
 
 from ._mock import PrebuiltTransport
 from ._payloads import JSON_HEADERS, REQUEST, SSE_HEADERS, json_response, sse_chunks, sse_stream
 from ._timing import Batch, clock, interleave, median
 
-__all__ = ["CASES", "CONTENDERS", "run_case", "summarise"]
+__all__ = ["contenders", "loopback_server", "parse_case", "run_case"]
 
 URL = "http://mcp.test/mcp"
-POST_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-CONTENDERS = ("httpx", "mcp-retry", "httpx-retries")
+# What an MCP client sends after initialisation.
+POST_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+    "mcp-session-id": "4f1c2a9e0b7d4c1e8f3a6b5d2c9e0f1a",
+}
+STDLIB = "mcp-retry (stdlib json)"
+# Without it, a request's header and body writes meet delayed ACKs: ~40 ms stalls that
+# would measure the kernel's timers instead of the client.
+NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+# An older mcp_retry imported under another name (see run.py --baseline), if any.
+BASELINE: dict[str, Any] = {}
+
+
+def contenders() -> tuple[str, ...]:
+    """httpx, mcp-retry, mcp-retry on the stdlib parser (if orjson is in), the baseline (if
+    one was loaded), httpx-retries."""
+    names = ["httpx", "mcp-retry"]
+    if _jsonrpc._orjson_loads is not None:
+        names.append(STDLIB)
+    if BASELINE:
+        names.append(BASELINE["label"])
+    names.append("httpx-retries")
+    return tuple(names)
+
+
+def parse_case(name: str) -> tuple[str, int]:
+    """``"json-64k"`` -> ``("json", 65536)``."""
+    kind, size = name.split("-")
+    unit = {"k": 1024, "m": 1 << 20}[size[-1]]
+    return kind, int(size[:-1]) * unit
+
+
+def mock_inner(case: str) -> tuple[PrebuiltTransport, int]:
+    kind, nbytes = parse_case(case)
+    if kind == "json":
+        return PrebuiltTransport([json_response(nbytes)], JSON_HEADERS), nbytes
+    body = sse_stream(nbytes)
+    return PrebuiltTransport(sse_chunks(body), SSE_HEADERS), len(body)
 
 
 def _no_sleep(_: float) -> None:  # never called: every call succeeds at once
@@ -30,23 +80,15 @@ async def _no_async_sleep(_: float) -> None:
     raise AssertionError("no retry expected")
 
 
-def _case(name: str) -> tuple[list[bytes], list[tuple[bytes, bytes]], int]:
-    """Inner chunks, headers and body size of a benchmark case."""
-    kind, size = name.split("-")
-    nbytes = {"1k": 1024, "64k": 65536, "1m": 1 << 20}[size]
-    if kind == "json":
-        return [json_response(nbytes)], JSON_HEADERS, nbytes
-    body = sse_stream(nbytes)
-    return sse_chunks(body), SSE_HEADERS, len(body)
-
-
-CASES = ("json-1k", "json-64k", "sse-1m")
-
-
-def _wrap(contender: str, inner: PrebuiltTransport, is_async: bool) -> Any:
+def _wrap(contender: str, inner: Any, is_async: bool) -> Any:
     if contender == "httpx":
         return inner
-    if contender == "mcp-retry":
+    if BASELINE and contender == BASELINE["label"]:
+        module = BASELINE["module"]
+        if is_async:
+            return module.AsyncRetryTransport(inner, sleep=_no_async_sleep)
+        return module.RetryTransport(inner, sleep=_no_sleep)
+    if contender.startswith("mcp-retry"):
         if is_async:
             return mcp_retry.AsyncRetryTransport(inner, sleep=_no_async_sleep)
         return mcp_retry.RetryTransport(inner, sleep=_no_sleep)
@@ -54,44 +96,83 @@ def _wrap(contender: str, inner: PrebuiltTransport, is_async: bool) -> Any:
     return httpx_retries.RetryTransport(transport=inner, retry=retry)
 
 
-def sync_batches(case: str) -> dict[str, Batch]:
-    chunks, headers, size = _case(case)
-    batches: dict[str, Batch] = {}
-    for contender in CONTENDERS:
-        client = httpx.Client(transport=_wrap(contender, PrebuiltTransport(chunks, headers), False))
-        response = client.post(URL, content=REQUEST, headers=POST_HEADERS)
-        assert response.status_code == 200 and len(response.content) == size, contender
+@contextlib.contextmanager
+def _json_parser(contender: str) -> Iterator[None]:
+    """Run the stdlib-json contender with orjson switched off, the others as installed."""
+    saved = _jsonrpc._fast_loads
+    if contender == STDLIB:
+        _jsonrpc._fast_loads = None
+    try:
+        yield
+    finally:
+        _jsonrpc._fast_loads = saved
 
-        def batch(n: int, client: httpx.Client = client) -> float:
+
+def sync_batches(case: str, url: str | None = None) -> dict[str, Batch]:
+    """One batch per contender; ``url`` set means loopback (a real HTTP transport)."""
+    batches: dict[str, Batch] = {}
+    for contender in contenders():
+        if url is None:
+            inner, size = mock_inner(case)
+            target = URL
+        else:
+            inner, size, target = (
+                httpx.HTTPTransport(socket_options=NODELAY),
+                -1,
+                f"{url}/mcp/{case}",
+            )
+        client = httpx.Client(transport=_wrap(contender, inner, False))
+        response = client.post(target, content=REQUEST, headers=POST_HEADERS)
+        if response.status_code != 200 or (size >= 0 and len(response.content) != size):
+            raise RuntimeError(f"{contender} {case}: unexpected answer")
+
+        def batch(
+            n: int, client: httpx.Client = client, target: str = target, name: str = contender
+        ) -> float:
             post = client.post
-            start = clock()
-            for _ in range(n):
-                post(URL, content=REQUEST, headers=POST_HEADERS)
-            return clock() - start
+            with _json_parser(name):
+                start = clock()
+                for _ in range(n):
+                    post(target, content=REQUEST, headers=POST_HEADERS)
+                return clock() - start
 
         batches[contender] = batch
     return batches
 
 
-def async_batches(case: str, loop: asyncio.AbstractEventLoop) -> dict[str, Batch]:
-    chunks, headers, size = _case(case)
+def async_batches(
+    case: str, loop: asyncio.AbstractEventLoop, url: str | None = None
+) -> dict[str, Batch]:
     batches: dict[str, Batch] = {}
-    for contender in CONTENDERS:
-        client = httpx.AsyncClient(
-            transport=_wrap(contender, PrebuiltTransport(chunks, headers), True)
+    for contender in contenders():
+        if url is None:
+            inner, size = mock_inner(case)
+            target = URL
+        else:
+            inner, size, target = (
+                httpx.AsyncHTTPTransport(socket_options=NODELAY),
+                -1,
+                f"{url}/mcp/{case}",
+            )
+        client = httpx.AsyncClient(transport=_wrap(contender, inner, True))
+        response = loop.run_until_complete(
+            client.post(target, content=REQUEST, headers=POST_HEADERS)
         )
-        response = loop.run_until_complete(client.post(URL, content=REQUEST, headers=POST_HEADERS))
-        assert response.status_code == 200 and len(response.content) == size, contender
+        if response.status_code != 200 or (size >= 0 and len(response.content) != size):
+            raise RuntimeError(f"{contender} {case}: unexpected answer")
 
-        async def run(n: int, client: httpx.AsyncClient) -> float:
+        async def run(n: int, client: httpx.AsyncClient, target: str) -> float:
             post = client.post
             start = clock()
             for _ in range(n):
-                await post(URL, content=REQUEST, headers=POST_HEADERS)
+                await post(target, content=REQUEST, headers=POST_HEADERS)
             return clock() - start
 
-        def batch(n: int, client: httpx.AsyncClient = client) -> float:
-            return loop.run_until_complete(run(n, client))
+        def batch(
+            n: int, client: httpx.AsyncClient = client, target: str = target, name: str = contender
+        ) -> float:
+            with _json_parser(name):
+                return loop.run_until_complete(run(n, client, target))
 
         batches[contender] = batch
     return batches
@@ -106,33 +187,46 @@ def summarise(per_call: dict[str, list[float]]) -> dict[str, Any]:
         out[name] = {
             "us_per_call": median(times) * 1e6,
             "ratio": median(ratios),
+            "added_us": median([t - b for t, b in zip(times, bare, strict=True)]) * 1e6,
             "rounds": len(times),
         }
     return out
 
 
 def run_case(
-    case: str, *, mode: str, rounds: int, target: float, batches_for: Callable[..., Any] | None = None
+    case: str, *, mode: str, rounds: int, target: float, url: str | None = None
 ) -> dict[str, Any]:
     if mode == "sync":
-        per_call = interleave(sync_batches(case), rounds=rounds, target=target)
+        per_call = interleave(sync_batches(case, url), rounds=rounds, target=target)
     else:
         loop = asyncio.new_event_loop()
         try:
-            per_call = interleave(async_batches(case, loop), rounds=rounds, target=target)
+            per_call = interleave(async_batches(case, loop, url), rounds=rounds, target=target)
         finally:
             loop.close()
     return summarise(per_call)
 
 
-if __name__ == "__main__":
-    import sys
-
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    for mode in ("sync", "async"):
-        for case in CASES:
-            result = run_case(case, mode=mode, rounds=rounds, target=0.03)
-            cells = "  ".join(
-                f"{k}: {v['us_per_call']:9.1f}us x{v['ratio']:.3f}" for k, v in result.items()
-            )
-            print(f"{mode:5} {case:8} {cells}", flush=True)
+@contextlib.contextmanager
+def loopback_server() -> Iterator[str]:
+    """Start ``_server.py`` in a subprocess on 127.0.0.1 port 0; yield its base URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks._server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"loopback server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}"
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()  # the server exits when its stdin closes
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -12,9 +12,9 @@ import sys
 
 import httpx
 
-from .percall import POST_HEADERS, URL, _case, _wrap
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST
+from .percall import POST_HEADERS, URL, _case, _wrap
 
 
 def main(argv: list[str]) -> int:
