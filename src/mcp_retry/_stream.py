@@ -39,20 +39,21 @@ class StreamTracker:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take a chunk of the stream; return the bytes to hand on now."""
-        out = bytearray()
+        out: list[bytes] = []
         for event in self._decoder.feed(chunk):
-            if event.data:
+            data = event.data
+            if data:
                 self.events += 1
-            if self.classification is None and event.data:
-                found = classify_event(event.data, event.event, self._wire_id, self._method)
-                if found is not None:
-                    self.classification, self.message = found
-                    out += self._restore_id(event.raw, event.event, event.id)
-                    continue
-            out += event.raw
+                if self.classification is None:
+                    found = classify_event(data, event.event, self._wire_id, self._method)
+                    if found is not None:
+                        self.classification, self.message = found
+                        out.append(self._restore_id(event.raw, event.event, event.id))
+                        continue
+            out.append(event.raw)
         if self._decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
-        return bytes(out)
+        return b"".join(out)
 
     def held_back(self) -> bytes:
         """The bytes of an unterminated event, which SSE readers discard at end of stream."""
