@@ -37,7 +37,23 @@ _DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
 _LONG_NUMBER = b"0" * 19
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_canonical_chunks: Any = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(
+        None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+)
+
+
+def _canonical(value: JSON) -> str:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"))``, with the C encoder that
+    call builds each time built once (no circularity check: parsed JSON is a tree)."""
+    if _canonical_chunks is None:
+        return _CANONICAL_ENCODER.encode(value)
+    return "".join(_canonical_chunks(value, 0))
 
 
 def loads(data: bytes | str) -> JSON:
@@ -129,7 +145,7 @@ def _digest(method: str, params: object) -> str:
     if isinstance(params, dict):
         params = {k: v for k, v in params.items() if k != "_meta"}
     try:
-        canonical = _CANONICAL([method, params])
+        canonical = _canonical([method, params])
     except (TypeError, ValueError):
         canonical = method
     return hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()
