@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 
@@ -35,35 +36,39 @@ SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-
 CHUNK = 65536  # what httpcore hands on per read from a socket
 
 
-def _result(size: int, request_id: int = 1) -> dict[str, object]:
-    """A successful tools/call result of about ``size`` bytes: half prose, half structure."""
-    rows: list[dict[str, object]] = []
-    text = ""
-    message: dict[str, object] = {}
-    # Grow until the serialised message reaches the size (structure and text alike).
-    while True:
-        message = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "result": {
-                "content": [{"type": "text", "text": text}],
-                "structuredContent": {"items": rows},
-                "isError": False,
-            },
-        }
-        current = len(json.dumps(message, separators=(",", ":")))
-        if current >= size:
-            return message
-        gap = size - current
-        if gap > 120 and len(rows) * 60 < size // 2:
-            n = len(rows)
-            rows.append({"id": n, "title": f"document {n}", "score": round(1 / (n + 1), 6)})
-        else:
-            text += "lorem ipsum dolor sit amet "[: max(1, min(gap, 27))]
+def _message(request_id: int, rows: list[dict[str, object]], text: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"items": rows},
+            "isError": False,
+        },
+    }
 
 
+def _dumps(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+@functools.lru_cache(maxsize=32)
 def json_response(size: int, request_id: int = 1) -> bytes:
-    return json.dumps(_result(size, request_id), separators=(",", ":")).encode()
+    """A successful tools/call answer of exactly ``size`` bytes (or its minimum), about half
+    structured rows and half prose, built in linear time."""
+    rows: list[dict[str, object]] = []
+    used = len(_dumps(_message(request_id, [], "")))
+    while True:
+        n = len(rows)
+        row = {"id": n, "title": f"document {n}", "score": round(1 / (n + 1), 6)}
+        grown = used + len(_dumps(row)) + (1 if rows else 0)
+        if grown > size // 2 + 60:
+            break
+        rows.append(row)
+        used = grown
+    pad = max(0, size - used)
+    text = ("lorem ipsum dolor sit amet " * (pad // 27 + 1))[:pad]
+    return _dumps(_message(request_id, rows, text))
 
 
 def _event(payload: dict[str, object]) -> bytes:
@@ -82,6 +87,7 @@ def _notification(n: int, event_bytes: int) -> bytes:
     return _event(payload)
 
 
+@functools.lru_cache(maxsize=8)
 def sse_stream(size: int, event_bytes: int = 1024, final_bytes: int = 1024) -> bytes:
     """About ``size`` bytes of SSE: log notifications of ``event_bytes``, then the response."""
     final = b"event: message\ndata: " + json_response(final_bytes) + b"\n\n"
