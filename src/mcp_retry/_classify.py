@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from ._jsonrpc import JSON, RequestId, loads, same_id
+from ._jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
@@ -224,11 +224,14 @@ def classify_event(
     if event_type != "message" or not data or data.isspace():  # blank: nothing to read
         return None
     try:
-        message = loads(data)
+        # Most events are notifications: their shape (numbers play no part) is all we need.
+        message = loads(data, exact=False)
     except ValueError:
         return verdict(Outcome.MALFORMED_JSON, detail="an SSE event is not JSON"), None
     if not isinstance(message, dict) or "method" in message:
         return None  # a notification or a server request: not our answer
+    if not is_exact(data):
+        message = loads(data)  # ids, codes and a re-sent body need exact integers
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
     return classify_message(message, expected_id, method), message

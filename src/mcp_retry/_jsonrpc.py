@@ -19,6 +19,7 @@ __all__ = [
     "RequestFacts",
     "RequestId",
     "dumps",
+    "is_exact",
     "loads",
     "parse_request",
     "same_id",
@@ -56,18 +57,20 @@ def _canonical(value: JSON) -> str:
     return "".join(_canonical_chunks(value, 0))
 
 
-def loads(data: bytes | str) -> JSON:
+def loads(data: bytes | str, *, exact: bool = True) -> JSON:
     """Parse JSON; raises ValueError for anything that is not one JSON text.
 
     The result is always the standard library's: orjson, when installed, reads what it can
     read the same way (strict RFC 8259 UTF-8 without huge integers), and json reads the
     rest (NaN and Infinity, integers past 64 bits, UTF-16, a BOM, lone surrogates, errors).
+    With ``exact=False`` the look for huge integers is skipped: such an integer may then come
+    back as a float, but whether data parses, and the shape of what it holds, are the same.
     """
     fast = _fast_loads
     if (
         fast is not None
         and not isinstance(data, str)
-        and _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO)
+        and (not exact or _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO))
     ):
         try:
             return fast(data)
@@ -77,6 +80,15 @@ def loads(data: bytes | str) -> JSON:
         return json.loads(data)
     except _MAX_DEPTH_ERRORS as exc:  # RecursionError on absurd nesting, too
         raise ValueError(str(exc)) from None
+
+
+def is_exact(data: bytes | str) -> bool:
+    """True when ``loads(data, exact=False)`` is sure to equal ``loads(data)``."""
+    return (
+        _fast_loads is None
+        or isinstance(data, str)
+        or _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO)
+    )
 
 
 def dumps(value: JSON) -> bytes:
