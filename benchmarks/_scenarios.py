@@ -188,6 +188,29 @@ def _scripts() -> list[tuple[str, bytes, list[Any], dict[str, Any]]]:
             {"policy": read_policy},
         ),
         (
+            "huge ints sse broken then json",
+            _req("tools/call", name="lookup", arguments={"n": 1}),
+            [
+                (200, SSE_H, [sse, httpx.ReadError("cut")]),
+                (200, JSON_H, [retry_ok.replace(b"[]", b'[],"n":-123456789012345678901')]),
+            ],
+            {"policy": read_policy},
+        ),
+        (
+            "huge id and code",
+            _req("ping", 1),
+            [
+                (
+                    200,
+                    JSON_H,
+                    [
+                        b'{"jsonrpc":"2.0","id":1,"error":{"code":-32000000000000000000,"message":"m"}}'
+                    ],
+                )
+            ],
+            {},
+        ),
+        (
             "huge ints sse retried",
             _req("tools/call", name="lookup", arguments={"n": 1.5e300}),
             [

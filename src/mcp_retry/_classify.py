@@ -162,7 +162,7 @@ def classify(
         return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request")
     kind, charset = media_type(content_type)
     if kind == "application/json":
-        return classify_json(body, charset, expected_id, method)[0]
+        return classify_json(body, charset, expected_id, method, exact=False)[0]
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes)
     return verdict(Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}")
@@ -185,17 +185,34 @@ def classify_http_error(status: int, body: bytes, content_type: str | None) -> C
 
 
 def classify_json(
-    body: bytes, charset: str | None, expected_id: RequestId, method: str
+    body: bytes, charset: str | None, expected_id: RequestId, method: str, *, exact: bool = True
 ) -> tuple[Classification, JSON]:
-    """Classify a whole ``application/json`` body; returns the parsed message too."""
+    """Classify a whole ``application/json`` body; returns the parsed message too.
+
+    With ``exact=False`` the body is read without the look for integers past 64 bits (see
+    ``loads``), so such an integer may come back as a float, except in the id and the error
+    code: the classification is always exact.
+    """
     try:
         text: bytes | str = body
         if charset not in (None, "utf-8", "utf8"):
             text = body.decode(charset or "utf-8")
-        message = loads(text)
+        message = loads(text, exact=exact)
+        if not exact and _loose_id_or_code(message) and not is_exact(text):
+            message = loads(text)
     except (ValueError, LookupError):  # bad JSON, bad bytes, unknown charset
         return verdict(Outcome.MALFORMED_JSON), None
     return classify_message(message, expected_id, method), message
+
+
+def _loose_id_or_code(message: JSON) -> bool:
+    """True if the numbers a classification reads (id, error code) may have been rounded."""
+    if not isinstance(message, dict):
+        return False
+    error = message.get("error")
+    return isinstance(message.get("id"), float) or (
+        isinstance(error, dict) and isinstance(error.get("code"), float)
+    )
 
 
 def classify_sse(
