@@ -140,7 +140,12 @@ def _log(message: str) -> None:
 
 
 def run(settings: dict[str, Any], *, loopback: bool) -> dict[str, Any]:
-    results: dict[str, Any] = {"machine": machine(), "settings": settings}
+    results: dict[str, Any] = {"machine": machine(), "settings": settings, "notes": []}
+    if "httpx-retries" not in percall.contenders():
+        results["notes"].append("httpx-retries is not installed: no peer column")
+    if loopback and importlib.util.find_spec("uvicorn") is None:
+        loopback = False
+        results["notes"].append("uvicorn is not installed: no loopback round trips")
     started = time.perf_counter()
     rows = []
     for mode in ("sync", "async"):
@@ -235,6 +240,7 @@ def main(argv: list[str]) -> int:
         if args.baseline:
             load_baseline(args.baseline, Path(tmp))
             settings["baseline"] = percall.BASELINE["label"]
+            settings["baseline_rev"] = args.baseline
         results = run(settings, loopback=not args.no_loopback)
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     note = plot(results, args.out / "cost_ratio.png")
