@@ -1,9 +1,10 @@
 """Observable behaviour of the transports and pure functions on a fixed corpus.
 
-``python -m benchmarks._scenarios OUT.json`` writes what the importable ``mcp_retry`` does
-on scripted exchanges (sync and async, JSON and SSE, retries, encodings, errors) and on a
-seeded random corpus for the classifier, the SSE decoder and the stream tracker. The
-equivalence check runs it against two source trees and compares the files.
+``python -m benchmarks._scenarios OUT.json [--httpx2]`` writes what the importable
+``mcp_retry`` does on scripted exchanges (sync and async, JSON and SSE, retries, encodings,
+errors; through the httpx2 shells with ``--httpx2``) and on a seeded random corpus for the
+classifier, the SSE decoder and the stream tracker. The equivalence check runs it against
+two source trees and compares the files.
 """
 
 from __future__ import annotations
@@ -17,9 +18,16 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import httpx
-
 import mcp_retry
+
+if "--httpx2" in sys.argv:  # the same scenarios through the httpx2 shells
+    import httpx2 as httpx
+
+    from mcp_retry.httpx2 import AsyncRetryTransport, RetryTransport
+else:
+    import httpx
+
+    from mcp_retry import AsyncRetryTransport, RetryTransport
 from mcp_retry._jsonrpc import parse_request
 from mcp_retry._sse import SSEDecoder
 from mcp_retry._stream import StreamTracker
@@ -414,7 +422,7 @@ def scripted() -> dict[str, Any]:
             response: httpx.Response | None = None
             error: BaseException | None = None
             if mode == "sync":
-                t: Any = mcp_retry.RetryTransport(inner, sleep=lambda _: None, **kwargs)
+                t: Any = RetryTransport(inner, sleep=lambda _: None, **kwargs)
                 with httpx.Client(transport=t) as client:
                     try:
                         response = client.request(method, URL, content=body, headers=headers)
@@ -425,7 +433,7 @@ def scripted() -> dict[str, Any]:
                 async def no_sleep(_: float) -> None:
                     return None
 
-                t = mcp_retry.AsyncRetryTransport(inner, sleep=no_sleep, **kwargs)
+                t = AsyncRetryTransport(inner, sleep=no_sleep, **kwargs)
 
                 response, error = asyncio.run(_send_async(t, method, body, headers))
             results[f"{mode}: {name}"] = _norm({**_observe(response, error, t), "sent": inner.seen})
@@ -591,7 +599,7 @@ def pure() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    data = {"scripted": scripted(), "pure": pure()}
+    data = {"scripted": scripted(), "pure": {} if "--httpx2" in argv else pure()}
     with open(argv[0], "w") as f:
         json.dump(data, f, indent=1, sort_keys=True, default=repr)
     return 0

@@ -9,6 +9,7 @@ SSE decoder and stream tracker on a seeded corpus. Used to keep optimisations ho
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -20,10 +21,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run(src: Path, out: Path) -> dict[str, Any]:
+def _run(src: Path, out: Path, *flags: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{ROOT}"}
     subprocess.run(
-        [sys.executable, "-m", "benchmarks._scenarios", str(out)], check=True, env=env, cwd=ROOT
+        [sys.executable, "-m", "benchmarks._scenarios", str(out), *flags],
+        check=True,
+        env=env,
+        cwd=ROOT,
     )
     with out.open() as f:
         data: dict[str, Any] = json.load(f)
@@ -57,9 +61,12 @@ def main(argv: list[str]) -> int:
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         old = _run(base / "src", Path(tmp) / "old.json")
         new = _run(ROOT / "src", Path(tmp) / "new.json")
+        if importlib.util.find_spec("httpx2") is not None:  # the generated httpx2 shells too
+            old["httpx2"] = _run(base / "src", Path(tmp) / "old2.json", "--httpx2")["scripted"]
+            new["httpx2"] = _run(ROOT / "src", Path(tmp) / "new2.json", "--httpx2")["scripted"]
     found: list[str] = []
     _diff(old, new, "", found, allowed=allowed, rev=rev_label)
-    scripted = len(old["scripted"])
+    scripted = len(old["scripted"]) + len(old.get("httpx2", {}))
     pure = sum(len(v) for v in old["pure"].values())
     if found:
         print(f"DIFFERENT from {rev_label}:")
