@@ -90,11 +90,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             return self._streaming(call, request, response, head)
         if answer is None:  # read in place, unchanged: hand the response itself on
             content = response.content
-            response.headers = httpx.Headers(
-                strip_headers(response.headers.raw, *_ENCODING_HEADERS)
-            )
-            if content:  # what Response(content=...) would add
-                response.headers["Content-Length"] = str(len(content))
+            raw = strip_headers(response.headers.raw, *_ENCODING_HEADERS)
+            if content:  # the head Response(content=...) would have
+                raw.append((b"Content-Length", str(len(content)).encode()))
+            response.headers = httpx.Headers(raw)
             response.extensions[RECORD_EXTENSION] = call.ref
             return response
         return httpx.Response(
