@@ -81,6 +81,8 @@ class Scripted(httpx.BaseTransport, httpx.AsyncBaseTransport):
         step = self.script.pop(0)
         if isinstance(step, Exception):
             raise step
+        if step[0] == "pre":  # a response built with content=..., already read (MockTransport)
+            return httpx.Response(step[1], headers=step[2], content=step[3])
         status, headers, chunks = step
         return httpx.Response(status, headers=headers, stream=_Chunks(chunks))
 
@@ -142,6 +144,13 @@ def _scripts() -> list[tuple[str, bytes, list[Any], dict[str, Any]]]:
                 )
             ],
             {},
+        ),
+        ("json pre-read", _req("tools/call", **TOOL), [("pre", 200, JSON_H, ok)], {}),
+        (
+            "json pre-read too large",
+            _req("ping"),
+            [("pre", 200, JSON_H, ok)],
+            {"max_event_bytes": len(ok) - 1},
         ),
         ("json empty body", _req("tools/call", **TOOL), [(200, JSON_H, [b""])], {}),
         ("json malformed", _req("tools/call", **TOOL), [(200, JSON_H, [b"{nope"])], {}),
@@ -375,7 +384,7 @@ def _fix_wire(script: list[Any], transport: Scripted) -> None:
         except (ValueError, AttributeError):
             wire = None
         step = transport.script[0]
-        if isinstance(step, tuple) and wire is not None:
+        if isinstance(step, tuple) and step[0] != "pre" and wire is not None:
             transport.script[0] = (
                 step[0],
                 step[1],
