@@ -12,9 +12,8 @@ import sys
 
 import httpx
 
-from ._mock import PrebuiltTransport
 from ._payloads import REQUEST
-from .percall import POST_HEADERS, URL, _case, _wrap
+from .percall import POST_HEADERS, URL, _wrap, mock_inner
 
 
 def main(argv: list[str]) -> int:
@@ -22,8 +21,8 @@ def main(argv: list[str]) -> int:
     args = [a for a in argv if not a.startswith("--")]
     case = args[0] if args else "json-1k"
     calls = int(args[1]) if len(args) > 1 else 20_000
-    chunks, headers, _ = _case(case)
-    client = httpx.Client(transport=_wrap("mcp-retry", PrebuiltTransport(chunks, headers), False))
+    inner, _ = mock_inner(case)
+    client = httpx.Client(transport=_wrap("mcp-retry", inner, False))
 
     def work() -> None:
         for _ in range(calls):
