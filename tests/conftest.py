@@ -21,3 +21,15 @@ collect_ignore = [] if _mcp_major() == 1 else ["mcp1"]
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def json_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with orjson (when installed) and with the standard library's parser."""
+    from mcp_retry import _jsonrpc
+
+    if request.param == "stdlib":
+        monkeypatch.setattr(_jsonrpc, "_fast_loads", None)
+    elif _jsonrpc._orjson_loads is None:
+        pytest.skip("orjson is not installed (the [fast] extra); the stdlib run covers this")
+    return str(request.param)

@@ -10,6 +10,8 @@ import pytest
 from mcp_retry import Classification, Layer, Outcome, classify
 from tests.helpers import sse_event
 
+pytestmark = pytest.mark.usefixtures("json_backend")  # both JSON parsers
+
 
 def _j(value: Any) -> bytes:
     return json.dumps(value).encode()

@@ -167,3 +167,13 @@ def test_attempts_are_bounded_and_unsafe_calls_go_once(
         assert len(posts) == 1
     record = transport.history.last()
     assert record is not None and record.complete and record.post_count == len(posts)
+
+
+@given(value=JSON_VALUES | st.integers(min_value=-(10**40), max_value=10**40))
+@settings(max_examples=300, deadline=None)
+def test_fast_json_reads_exactly_what_the_stdlib_reads(value: Any) -> None:
+    from mcp_retry import _jsonrpc
+
+    data = json.dumps(value).encode()
+    assert _jsonrpc.loads(data) == json.loads(data)
+    assert type(_jsonrpc.loads(data)) is type(json.loads(data))

@@ -10,6 +10,8 @@ import pytest
 
 from mcp_retry import RetryTransport, classify, get_record
 
+pytestmark = pytest.mark.usefixtures("json_backend")  # both JSON parsers
+
 GOOD = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -6,12 +6,13 @@ then JSON, then the JSON-RPC envelope, then the result (a tool result for ``tool
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 from typing import Any
 
 import attrs
 
-from ._jsonrpc import JSON, RequestId, loads, same_id
+from ._jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
@@ -115,6 +116,7 @@ def verdict(outcome: Outcome, **fields: Any) -> Classification:
     return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
 
 
+@functools.lru_cache(maxsize=64)
 def media_type(content_type: str | None) -> tuple[str, str | None]:
     """``("application/json", "utf-8")`` from ``"Application/JSON; charset=UTF-8"``."""
     if not content_type:
@@ -160,7 +162,7 @@ def classify(
         return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request")
     kind, charset = media_type(content_type)
     if kind == "application/json":
-        return classify_json(body, charset, expected_id, method)[0]
+        return classify_json(body, charset, expected_id, method, exact=False)[0]
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes)
     return verdict(Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}")
@@ -183,17 +185,34 @@ def classify_http_error(status: int, body: bytes, content_type: str | None) -> C
 
 
 def classify_json(
-    body: bytes, charset: str | None, expected_id: RequestId, method: str
+    body: bytes, charset: str | None, expected_id: RequestId, method: str, *, exact: bool = True
 ) -> tuple[Classification, JSON]:
-    """Classify a whole ``application/json`` body; returns the parsed message too."""
+    """Classify a whole ``application/json`` body; returns the parsed message too.
+
+    With ``exact=False`` the body is read without the look for integers past 64 bits (see
+    ``loads``), so such an integer may come back as a float, except in the id and the error
+    code: the classification is always exact.
+    """
     try:
         text: bytes | str = body
         if charset not in (None, "utf-8", "utf8"):
             text = body.decode(charset or "utf-8")
-        message = loads(text)
+        message = loads(text, exact=exact)
+        if not exact and _loose_id_or_code(message) and not is_exact(text):
+            message = loads(text)
     except (ValueError, LookupError):  # bad JSON, bad bytes, unknown charset
         return verdict(Outcome.MALFORMED_JSON), None
     return classify_message(message, expected_id, method), message
+
+
+def _loose_id_or_code(message: JSON) -> bool:
+    """True if the numbers a classification reads (id, error code) may have been rounded."""
+    if not isinstance(message, dict):
+        return False
+    error = message.get("error")
+    return isinstance(message.get("id"), float) or (
+        isinstance(error, dict) and isinstance(error.get("code"), float)
+    )
 
 
 def classify_sse(
@@ -219,14 +238,17 @@ def classify_event(
         The classification and the parsed message, or None for keep-alives, notifications,
         server requests and responses to other ids.
     """
-    if event_type != "message" or not data.strip():
+    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
         return None
     try:
-        message = loads(data)
+        # Most events are notifications: their shape (numbers play no part) is all we need.
+        message = loads(data, exact=False)
     except ValueError:
         return verdict(Outcome.MALFORMED_JSON, detail="an SSE event is not JSON"), None
     if not isinstance(message, dict) or "method" in message:
         return None  # a notification or a server request: not our answer
+    if not is_exact(data):
+        message = loads(data)  # ids, codes and a re-sent body need exact integers
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
     return classify_message(message, expected_id, method), message
@@ -259,6 +281,11 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
     return _classify_result(message["result"], method)
 
 
+# Frozen values, so the common verdicts are shared rather than built per call.
+_RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
+_TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
+
+
 def _classify_result(result: JSON, method: str) -> Classification:
     invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
     if not isinstance(result, dict):
@@ -272,7 +299,7 @@ def _classify_result(result: JSON, method: str) -> Classification:
     if result_type != "complete":
         return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
     if method != "tools/call":
-        return verdict(Outcome.RPC_SUCCESS, result_type=result_type)
+        return _RPC_SUCCESS
     if not isinstance(result.get("content"), list):
         return verdict(invalid, detail="content is not an array", result_type=result_type)
     is_error = result.get("isError", False)
@@ -280,7 +307,7 @@ def _classify_result(result: JSON, method: str) -> Classification:
         return verdict(invalid, detail="isError is not a boolean", result_type=result_type)
     if is_error:
         return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
-    return verdict(Outcome.TOOL_SUCCESS, result_type=result_type)
+    return _TOOL_SUCCESS
 
 
 def _first_text(result: dict[str, JSON]) -> str | None:

@@ -27,7 +27,17 @@ from ._classify import (
     verdict,
 )
 from ._hooks import Hook, notify_attempt, notify_call
-from ._jsonrpc import JSON, RequestFacts, RequestId, dumps, parse_request, same_id, with_id
+from ._jsonrpc import (
+    JSON,
+    RequestFacts,
+    RequestId,
+    dumps,
+    is_exact,
+    loads,
+    parse_request,
+    same_id,
+    with_id,
+)
 from ._logging import LoggingHook
 from ._origin import ResendDetector, marked_origin
 from ._policy import (
@@ -192,26 +202,24 @@ class Call:
         self._origin = origin or RetryOrigin.NONE
         self._attempts: list[Attempt] = []
         self._message: JSON = None
+        self._message_source: bytes | None = None  # its body, if read without exact integers
         self._head: Head | None = None
         self._in_flight = False
         self._resuming = False
         self._resume_id: str | None = None
         self._previous: CallRecord | None = None
         self.done = False
-        self.ref = RecordRef(
-            CallRecord(
-                method=facts.method,
-                tool=facts.tool,
-                request_id=facts.id,
-                idempotency=self.idempotency,
-                client=_client_info(facts) or observed.client,
-                protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
-                session_id=self._session,
-                scenario=engine.scenario,
-                arguments_digest=facts.digest,
-                started_at=engine.wall_clock(),
-            )
-        )
+        self._client = _client_info(facts) or observed.client
+        self._protocol_version = headers.get("mcp-protocol-version") or observed.protocol_version
+        self._started_at = engine.wall_clock()
+        self._ref: RecordRef | None = None  # made on first use: most calls settle first
+
+    @property
+    def ref(self) -> RecordRef:
+        """Where the newest snapshot of this call's record is kept."""
+        if self._ref is None:
+            self._ref = RecordRef(self._call_record(None, 0.0))
+        return self._ref
 
     # -- the shell asks -------------------------------------------------------------------
 
@@ -248,6 +256,7 @@ class Call:
         """
         facts = self.facts
         message: JSON = None
+        source: bytes | None = None
         if not 200 <= head.status < 300:
             classification = classify_http_error(head.status, body, head.content_type)
         elif facts.id is None:
@@ -257,9 +266,12 @@ class Call:
         else:
             kind, charset = media_type(head.content_type)
             if kind == "application/json":
+                # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
                 classification, message = classify_json(
-                    body, charset, self._wire_id or 0, facts.method
+                    body, charset, self._wire_id or 0, facts.method, exact=False
                 )
+                if charset in (None, "utf-8", "utf8"):
+                    source = body
             else:
                 classification = verdict(
                     Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}"
@@ -271,6 +283,7 @@ class Call:
         if decision.retry:
             return True, None
         self._message = message
+        self._message_source = source
         return False, self._restore_id(message)
 
     def splice_event(self) -> bytes | None:
@@ -279,6 +292,7 @@ class Call:
         message = self._message
         if not isinstance(message, dict) or ("result" not in message and "error" not in message):
             return None
+        message = self._exact(message)
         if message.get("id") is not None and self.facts.id is not None:
             message = {**message, "id": self.facts.id}
         return encode_event(dumps(message))
@@ -522,16 +536,31 @@ class Call:
         notify_call(engine.hooks, record)
 
     def _snapshot(self, final: Classification | None, now: float) -> CallRecord:
-        record = attrs.evolve(
-            self.ref.current,
-            duration=max(0.0, now - self._start),
+        record = self._call_record(final, max(0.0, now - self._start))
+        if self._ref is None:
+            self._ref = RecordRef(record)
+        else:
+            self._ref.current = record
+        return record
+
+    def _call_record(self, final: Classification | None, duration: float) -> CallRecord:
+        facts = self.facts
+        return CallRecord(
+            method=facts.method,
+            tool=facts.tool,
+            request_id=facts.id,
+            idempotency=self.idempotency,
             attempts=tuple(self._attempts),
             classification=final,
             complete=final is not None,
+            client=self._client,
+            protocol_version=self._protocol_version,
             session_id=self._session,
+            scenario=self._engine.scenario,
+            arguments_digest=facts.digest,
+            started_at=self._started_at,
+            duration=duration,
         )
-        self.ref.current = record
-        return record
 
     def _restore_id(self, message: JSON) -> bytes | None:
         caller_id = self.facts.id
@@ -542,7 +571,14 @@ class Call:
             or not same_id(message.get("id"), self._wire_id)
         ):
             return None
-        return with_id(message, caller_id)
+        return with_id(self._exact(message), caller_id)
+
+    def _exact(self, message: JSON) -> JSON:
+        """The last JSON answer with exact integers, to be re-serialised."""
+        source = self._message_source
+        if source is None or is_exact(source):
+            return message
+        return loads(source)
 
     def _remap_cancellation(self) -> bytes | None:
         """Point a cancellation at the id the request really went out under."""

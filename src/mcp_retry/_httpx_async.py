@@ -16,7 +16,7 @@ import httpx
 from ._budget import Budget
 from ._engine import RECORD_EXTENSION, Call, Engine, Head
 from ._hooks import Hook
-from ._policy import RetryPolicy
+from ._policy import RETRY_AFTER_STATUSES, RetryPolicy
 from ._records import History
 from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
 from ._sse import DEFAULT_MAX_EVENT_BYTES
@@ -102,7 +102,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         if call is None:
             return await self._inner.handle_async_request(request)
         try:
-            response, head, body = await self._exchange(call, request)
+            response, head, answer = await self._exchange(call, request)
         except httpx.TransportError:
             contained = call.contained()
             if contained is None:
@@ -113,7 +113,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
-        return _answered(call, request, response, body)
+        return _answered(call, request, response, answer)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -142,12 +142,13 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
 
     async def _exchange(
         self, call: Call, request: httpx.Request
-    ) -> tuple[httpx.Response, Head | None, bytes]:
+    ) -> tuple[httpx.Response, Head | None, bytes | None]:
         """Send until the engine stops; return the answer to hand on.
 
         Returns:
             The response; its head if it is an SSE stream still to be read (else None); and
-            the body to hand on (read whole, with the caller's id restored) if it is not.
+            the body to hand on (read whole, with the caller's id restored) if it is not,
+            or None when the response was read in place and can be handed on as it is.
         """
         while True:
             if call.delay > 0:
@@ -163,8 +164,21 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             head = _head(response)
             if call.wants_stream(head):
                 return response, head, b""
+            # A plain body is read in place (so the response itself can be handed on); a
+            # content-encoded one is capped after decoding, as the caller would see it.
+            stream = response.stream
+            in_place = (
+                isinstance(stream, httpx.AsyncByteStream)
+                and not response.is_stream_consumed
+                and "content-encoding" not in response.headers
+            )
+            limit = self._engine.max_event_bytes
             try:
-                body = await _read(response, self._engine.max_event_bytes)
+                if isinstance(stream, httpx.AsyncByteStream) and in_place:
+                    response.stream = _Capped(stream, limit)
+                    body = await response.aread()
+                else:
+                    body = await _read(response, limit)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 await response.aclose()
                 if call.failed(*describe_error(exc)):
@@ -172,7 +186,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
                 raise
             retry, replacement = call.received(head, body)
             if not retry:
-                return response, None, body if replacement is None else replacement
+                if replacement is None:
+                    return response, None, None if in_place else body
+                return response, None, replacement
             await response.aclose()
 
     def _streaming(
@@ -261,12 +277,33 @@ class _TrackedStream(httpx.AsyncByteStream):
 
 def _head(response: httpx.Response) -> Head:
     headers = response.headers
+    status = response.status_code
     return Head(
-        response.status_code,
+        status,
         headers.get("content-type"),
-        headers.get("retry-after"),
+        headers.get("retry-after") if status in RETRY_AFTER_STATUSES else None,
         headers.get("mcp-session-id"),
     )
+
+
+class _Capped(httpx.AsyncByteStream):
+    """A response stream that refuses to go past ``limit`` bytes (a hostile endless body)."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        limit = self._limit
+        async for chunk in self._stream:
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(f"response body larger than {limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
 
 
 async def _read(response: httpx.Response, limit: int) -> bytes:
@@ -282,9 +319,21 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
 
 
 def _answered(
-    call: Call, request: httpx.Request, response: httpx.Response, body: bytes
+    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
 ) -> httpx.Response:
-    """The server's answer, read whole (and decoded), with the call's record attached."""
+    """The server's answer, read whole (and decoded), with the call's record attached.
+
+    ``body`` None: the response was read in place and is handed on itself, with the head
+    ``Response(content=...)`` would have had.
+    """
+    if body is None:
+        content = response.content
+        raw = strip_headers(response.headers.raw, *_ENCODING_HEADERS)
+        if content:
+            raw.append((b"Content-Length", str(len(content)).encode()))
+        response.headers = httpx.Headers(raw)
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
     return httpx.Response(
         response.status_code,
         headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),

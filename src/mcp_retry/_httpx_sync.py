@@ -18,7 +18,7 @@ import httpx
 from ._budget import Budget
 from ._engine import RECORD_EXTENSION, Call, Engine, Head
 from ._hooks import Hook
-from ._policy import RetryPolicy
+from ._policy import RETRY_AFTER_STATUSES, RetryPolicy
 from ._records import History
 from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
 from ._sse import DEFAULT_MAX_EVENT_BYTES
@@ -104,7 +104,7 @@ class RetryTransport(httpx.BaseTransport):
         if call is None:
             return self._inner.handle_request(request)
         try:
-            response, head, body = self._exchange(call, request)
+            response, head, answer = self._exchange(call, request)
         except httpx.TransportError:
             contained = call.contained()
             if contained is None:
@@ -115,7 +115,7 @@ class RetryTransport(httpx.BaseTransport):
             raise
         if head is not None:
             return self._streaming(call, request, response, head)
-        return _answered(call, request, response, body)
+        return _answered(call, request, response, answer)
 
     def close(self) -> None:
         self._inner.close()
@@ -144,12 +144,13 @@ class RetryTransport(httpx.BaseTransport):
 
     def _exchange(
         self, call: Call, request: httpx.Request
-    ) -> tuple[httpx.Response, Head | None, bytes]:
+    ) -> tuple[httpx.Response, Head | None, bytes | None]:
         """Send until the engine stops; return the answer to hand on.
 
         Returns:
             The response; its head if it is an SSE stream still to be read (else None); and
-            the body to hand on (read whole, with the caller's id restored) if it is not.
+            the body to hand on (read whole, with the caller's id restored) if it is not,
+            or None when the response was read in place and can be handed on as it is.
         """
         while True:
             if call.delay > 0:
@@ -165,8 +166,21 @@ class RetryTransport(httpx.BaseTransport):
             head = _head(response)
             if call.wants_stream(head):
                 return response, head, b""
+            # A plain body is read in place (so the response itself can be handed on); a
+            # content-encoded one is capped after decoding, as the caller would see it.
+            stream = response.stream
+            in_place = (
+                isinstance(stream, httpx.SyncByteStream)
+                and not response.is_stream_consumed
+                and "content-encoding" not in response.headers
+            )
+            limit = self._engine.max_event_bytes
             try:
-                body = _read(response, self._engine.max_event_bytes)
+                if isinstance(stream, httpx.SyncByteStream) and in_place:
+                    response.stream = _Capped(stream, limit)
+                    body = response.read()
+                else:
+                    body = _read(response, limit)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 response.close()
                 if call.failed(*describe_error(exc)):
@@ -174,7 +188,9 @@ class RetryTransport(httpx.BaseTransport):
                 raise
             retry, replacement = call.received(head, body)
             if not retry:
-                return response, None, body if replacement is None else replacement
+                if replacement is None:
+                    return response, None, None if in_place else body
+                return response, None, replacement
             response.close()
 
     def _streaming(
@@ -263,12 +279,33 @@ class _TrackedStream(httpx.SyncByteStream):
 
 def _head(response: httpx.Response) -> Head:
     headers = response.headers
+    status = response.status_code
     return Head(
-        response.status_code,
+        status,
         headers.get("content-type"),
-        headers.get("retry-after"),
+        headers.get("retry-after") if status in RETRY_AFTER_STATUSES else None,
         headers.get("mcp-session-id"),
     )
+
+
+class _Capped(httpx.SyncByteStream):
+    """A response stream that refuses to go past ``limit`` bytes (a hostile endless body)."""
+
+    def __init__(self, stream: httpx.SyncByteStream, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+
+    def __iter__(self) -> Iterator[bytes]:
+        size = 0
+        limit = self._limit
+        for chunk in self._stream:
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(f"response body larger than {limit} bytes")
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 def _read(response: httpx.Response, limit: int) -> bytes:
@@ -284,9 +321,21 @@ def _read(response: httpx.Response, limit: int) -> bytes:
 
 
 def _answered(
-    call: Call, request: httpx.Request, response: httpx.Response, body: bytes
+    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
 ) -> httpx.Response:
-    """The server's answer, read whole (and decoded), with the call's record attached."""
+    """The server's answer, read whole (and decoded), with the call's record attached.
+
+    ``body`` None: the response was read in place and is handed on itself, with the head
+    ``Response(content=...)`` would have had.
+    """
+    if body is None:
+        content = response.content
+        raw = strip_headers(response.headers.raw, *_ENCODING_HEADERS)
+        if content:
+            raw.append((b"Content-Length", str(len(content)).encode()))
+        response.headers = httpx.Headers(raw)
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
     return httpx.Response(
         response.status_code,
         headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),

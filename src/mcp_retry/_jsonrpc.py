@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import attrs
+
+_orjson_loads: Callable[[bytes], Any] | None
+try:  # optional: the same results, faster (see loads)
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson_loads = None
 
 __all__ = [
     "RequestFacts",
     "RequestId",
     "dumps",
+    "is_exact",
     "loads",
     "parse_request",
     "same_id",
@@ -23,18 +31,69 @@ JSON: TypeAlias = Any
 
 _MAX_DEPTH_ERRORS = (ValueError, RecursionError, TypeError)
 
+_fast_loads = _orjson_loads
+# orjson reads an integer literal past 64 bits as a float where json keeps it exact; such a
+# literal has at least 19 digits in a row, so bytes with such a run go to json.
+_DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
+_LONG_NUMBER = b"0" * 19
 
-def loads(data: bytes | str) -> JSON:
-    """Parse JSON; raises ValueError for anything that is not one JSON text."""
+_DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+_canonical_chunks: Any = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(
+        None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
+    )
+)
+
+
+def _canonical(value: JSON) -> str:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"))``, with the C encoder that
+    call builds each time built once (no circularity check: parsed JSON is a tree)."""
+    if _canonical_chunks is None:
+        return _CANONICAL_ENCODER.encode(value)
+    return "".join(_canonical_chunks(value, 0))
+
+
+def loads(data: bytes | str, *, exact: bool = True) -> JSON:
+    """Parse JSON; raises ValueError for anything that is not one JSON text.
+
+    The result is always the standard library's: orjson, when installed, reads what it can
+    read the same way (strict RFC 8259 UTF-8 without huge integers), and json reads the
+    rest (NaN and Infinity, integers past 64 bits, UTF-16, a BOM, lone surrogates, errors).
+    With ``exact=False`` the look for huge integers is skipped: such an integer may then come
+    back as a float, but whether data parses, and the shape of what it holds, are the same.
+    """
+    fast = _fast_loads
+    if (
+        fast is not None
+        and not isinstance(data, str)
+        and (not exact or _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO))
+    ):
+        try:
+            return fast(data)
+        except ValueError:
+            pass
     try:
         return json.loads(data)
     except _MAX_DEPTH_ERRORS as exc:  # RecursionError on absurd nesting, too
         raise ValueError(str(exc)) from None
 
 
+def is_exact(data: bytes | str) -> bool:
+    """True when ``loads(data, exact=False)`` is sure to equal ``loads(data)``."""
+    return (
+        _fast_loads is None
+        or isinstance(data, str)
+        or _LONG_NUMBER not in data.translate(_DIGITS_TO_ZERO)
+    )
+
+
 def dumps(value: JSON) -> bytes:
     """Serialise compactly as UTF-8, the way MCP SDKs send messages."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _DUMPS(value).encode()
 
 
 def is_request_id(value: object) -> bool:
@@ -98,7 +157,7 @@ def _digest(method: str, params: object) -> str:
     if isinstance(params, dict):
         params = {k: v for k, v in params.items() if k != "_meta"}
     try:
-        canonical = json.dumps([method, params], sort_keys=True, separators=(",", ":"))
+        canonical = _canonical([method, params])
     except (TypeError, ValueError):
         canonical = method
     return hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()

@@ -212,12 +212,12 @@ def decide(
     """
     outcome = classification.outcome
     if outcome in SUCCESSES:
-        return Decision(Action.STOP, Reason.SUCCESS)
+        return _STOP_SUCCESS
     reason = _transient_reason(policy, classification)
     if reason is None:
-        return Decision(Action.STOP, Reason.NOT_RETRYABLE)
+        return _STOP_NOT_RETRYABLE
     if idempotency is not Idempotency.READ:
-        return Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
+        return _STOP_NOT_IDEMPOTENT
     state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = attempt
     state.start_time, state.outcome_timestamp = 0.0, elapsed
@@ -237,6 +237,12 @@ def decide(
 def is_transient(policy: RetryPolicy, classification: Classification) -> bool:
     """A failure another attempt might not meet (what a retry budget counts as failed)."""
     return _transient_reason(policy, classification) is not None
+
+
+# Frozen values, so the common stops are shared rather than built per call.
+_STOP_SUCCESS = Decision(Action.STOP, Reason.SUCCESS)
+_STOP_NOT_RETRYABLE = Decision(Action.STOP, Reason.NOT_RETRYABLE)
+_STOP_NOT_IDEMPOTENT = Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
 
 
 def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:

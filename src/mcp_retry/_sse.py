@@ -61,6 +61,57 @@ class SSEDecoder:
         buf = self._buf
         buf += chunk
         events: list[Event] = []
+        if buf.find(b"\r", self._scan) < 0:
+            pos = self._feed_lf(buf, events)
+        else:
+            pos = self._feed_any(buf, events)
+        if pos < 0:  # an event past the limit ended parsing
+            return events
+        del buf[: self._event_start]
+        self._scan = pos - self._event_start
+        self._event_start = 0
+        if len(buf) > self._max:
+            self.oversized = True
+            events.append(Event(b"", "", None, bytes(buf)))
+            buf.clear()
+        return events
+
+    def _feed_lf(self, buf: bytearray, events: list[Event]) -> int:
+        """Lines that all end in LF (the usual case): found with find, not a regex."""
+        pos = self._scan
+        start = self._event_start
+        find = buf.find
+        field = self._field
+        data = self._data
+        limit = self._max
+        too_big: bytes | None = None
+        with memoryview(buf) as view:  # slices copy once; released before buf is resized
+            while (eol := find(b"\n", pos)) >= 0:
+                if eol != pos:
+                    line = bytes(view[pos:eol])
+                    if line.startswith(b"data: "):  # the usual lines, as _field reads them
+                        data.append(line[6:])
+                    elif line == b"event: message":
+                        self._type = "message"
+                    else:
+                        field(line)
+                    pos = eol + 1
+                    continue
+                raw = bytes(view[start : eol + 1])
+                pos = start = eol + 1
+                if len(raw) > limit:
+                    too_big = raw
+                    break
+                events.append(self._dispatch(raw))
+                data = self._data  # a new list after each dispatch
+        if too_big is not None:
+            self._oversize(buf, events, too_big, pos)
+            return -1
+        self._event_start = start
+        return pos
+
+    def _feed_any(self, buf: bytearray, events: list[Event]) -> int:
+        """Lines that end in CRLF, LF or CR."""
         pos = self._scan
         end = len(buf)
         while pos < end:
@@ -77,21 +128,18 @@ class SSEDecoder:
             raw = bytes(buf[self._event_start : pos])
             self._event_start = pos
             if len(raw) > self._max:
-                self.oversized = True
-                events.append(Event(b"", "", None, raw + bytes(buf[pos:])))
-                buf.clear()
-                self._event_start = self._scan = 0
-                self._reset()
-                return events
+                self._oversize(buf, events, raw, pos)
+                return -1
             events.append(self._dispatch(raw))
-        del buf[: self._event_start]
-        self._scan = pos - self._event_start
-        self._event_start = 0
-        if len(buf) > self._max:
-            self.oversized = True
-            events.append(Event(b"", "", None, bytes(buf)))
-            buf.clear()
-        return events
+        return pos
+
+    def _oversize(self, buf: bytearray, events: list[Event], raw: bytes, rest: int) -> None:
+        """An event past the limit: it and the rest of the buffer go back raw; stop parsing."""
+        self.oversized = True
+        events.append(Event(b"", "", None, raw + bytes(buf[rest:])))
+        buf.clear()
+        self._event_start = self._scan = 0
+        self._reset()
 
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""

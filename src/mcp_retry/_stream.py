@@ -46,20 +46,21 @@ class StreamTracker:
         return self._forward(self._decoder.finish())
 
     def _forward(self, events: list[Event]) -> bytes:
-        out = bytearray()
+        out: list[bytes] = []
         for event in events:
-            if event.data:
+            data = event.data
+            if data:
                 self.events += 1
-            if self.classification is None and event.data:
-                found = classify_event(event.data, event.event, self._wire_id, self._method)
-                if found is not None:
-                    self.classification, self.message = found
-                    out += self._restore_id(event.raw, event.event, event.id)
-                    continue
-            out += event.raw
+                if self.classification is None:
+                    found = classify_event(data, event.event, self._wire_id, self._method)
+                    if found is not None:
+                        self.classification, self.message = found
+                        out.append(self._restore_id(event.raw, event.event, event.id))
+                        continue
+            out.append(event.raw)
         if self._decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
-        return bytes(out)
+        return b"".join(out)
 
     def held_back(self) -> bytes:
         """The bytes of an unterminated event, which SSE readers discard at end of stream."""

@@ -1,0 +1,96 @@
+"""Plot the cost ratio to bare httpx against body size from results.json.
+
+    python benchmarks/plot.py [benchmarks/results.json] [benchmarks/cost_ratio.png]
+
+Needs matplotlib (not a dependency of mcp-retry): without it, this says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _size(case: str) -> int:
+    size = case.split("-")[1]
+    return int(size[:-1]) * {"k": 1024, "m": 1 << 20}[size[-1]]
+
+
+def make(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    rows = results["mock"]
+    names = [n for n in rows[0]["contenders"] if n != "httpx"]
+    styles = {
+        "mcp-retry": ("tab:blue", "o"),
+        "mcp-retry (stdlib json)": ("tab:orange", "s"),
+        "httpx-retries": ("tab:green", "^"),
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=False)
+    for ax, kind, title in ((axes[0], "json", "JSON answer"), (axes[1], "sse", "SSE answer")):
+        for name in names:
+            color, marker = styles.get(name, ("tab:gray", "D"))
+            for mode, line in (("sync", "-"), ("async", "--")):
+                points = sorted(
+                    (_size(r["case"]), r["contenders"][name]["ratio"])
+                    for r in rows
+                    if r["mode"] == mode and r["case"].startswith(kind)
+                )
+                if not points:
+                    continue
+                xs, ys = zip(*points, strict=True)
+                ax.plot(xs, ys, line, color=color, marker=marker, label=f"{name}, {mode}")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.axhline(1.1, color="red", linewidth=0.8, linestyle=":", label="+10% target")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ticks = sorted({_size(r["case"]) for r in rows if r["case"].startswith(kind)})
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{t // 1024} KiB" if t < 1 << 20 else f"{t >> 20} MiB" for t in ticks])
+        low, high = ax.get_ylim()
+        steps = (1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100)
+        if high / low > 8:  # a wide range: keep the ticks apart
+            steps = (1, 2, 5, 10, 20, 50, 100)
+        yticks = [t for t in steps if low <= t <= high]
+        ax.set_yticks(yticks)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"x{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("body size (bytes on the wire)")
+        ax.set_ylabel("time per call / bare httpx")
+        ax.set_title(f"{title}, prebuilt-body inner transport")
+        ax.grid(True, which="both", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    m = results["machine"]
+    fig.suptitle(
+        f"mcp-retry cost per call relative to bare httpx (Python {m['python']}, {m['date']})",
+        fontsize=11,
+    )
+    fig.tight_layout(rect=(0, 0.12, 1, 0.95))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[0]) if argv else HERE / "results.json"
+    target = Path(argv[1]) if len(argv) > 1 else source.with_name("cost_ratio.png")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("matplotlib is not installed: no plot (pip install matplotlib)")
+        return 0
+    make(json.loads(source.read_text()), target)
+    print(f"plot written: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
