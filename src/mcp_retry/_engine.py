@@ -74,6 +74,7 @@ class Head:
     content_type: str | None = None
     retry_after: str | None = None
     session_id: str | None = None
+    encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
 
 
 @attrs.frozen

@@ -20,7 +20,14 @@ from ._engine import RECORD_EXTENSION, Call, Engine, Head
 from ._hooks import Hook
 from ._policy import RETRY_AFTER_STATUSES, RetryPolicy
 from ._records import History
-from ._shell_support import describe_error, is_jsonrpc_post, strip_headers
+from ._shell_support import (
+    REQUEST_HEADERS,
+    RESPONSE_HEADERS,
+    describe_error,
+    header_values,
+    is_jsonrpc_post,
+    strip_headers,
+)
 from ._sse import DEFAULT_MAX_EVENT_BYTES
 from ._stream import StreamTracker
 
@@ -92,15 +99,16 @@ class RetryTransport(httpx.BaseTransport):
         return self._engine.budget
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if not is_jsonrpc_post(request.method, request.headers.get("content-type")):
+        headers = header_values(request.headers.raw, REQUEST_HEADERS)
+        if not is_jsonrpc_post(request.method, headers.get("content-type")):
             resumed = None
             if request.method == "GET":
-                resumed = self._engine.resumed(request.headers.get("last-event-id"))
+                resumed = self._engine.resumed(headers.get("last-event-id"))
             if resumed is None:
                 return self._inner.handle_request(request)
             return self._resume(resumed, request)
         body = request.read()
-        call = self._engine.begin(body, request.headers, request.extensions)
+        call = self._engine.begin(body, headers, request.extensions)
         if call is None:
             return self._inner.handle_request(request)
         try:
@@ -172,7 +180,7 @@ class RetryTransport(httpx.BaseTransport):
             in_place = (
                 isinstance(stream, httpx.SyncByteStream)
                 and not response.is_stream_consumed
-                and "content-encoding" not in response.headers
+                and not head.encoded
             )
             limit = self._engine.max_event_bytes
             try:
@@ -278,13 +286,14 @@ class _TrackedStream(httpx.SyncByteStream):
 
 
 def _head(response: httpx.Response) -> Head:
-    headers = response.headers
+    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
     status = response.status_code
     return Head(
         status,
         headers.get("content-type"),
         headers.get("retry-after") if status in RETRY_AFTER_STATUSES else None,
         headers.get("mcp-session-id"),
+        "content-encoding" in headers,
     )
 
 
@@ -325,15 +334,10 @@ def _answered(
 ) -> httpx.Response:
     """The server's answer, read whole (and decoded), with the call's record attached.
 
-    ``body`` None: the response was read in place and is handed on itself, with the head
-    ``Response(content=...)`` would have had.
+    ``body`` None: the response had no Content-Encoding and was read in place; it is handed
+    on itself, head and all, as the server sent it.
     """
     if body is None:
-        content = response.content
-        raw = strip_headers(response.headers.raw, *_ENCODING_HEADERS)
-        if content:
-            raw.append((b"Content-Length", str(len(content)).encode()))
-        response.headers = httpx.Headers(raw)
         response.extensions[RECORD_EXTENSION] = call.ref
         return response
     return httpx.Response(
