@@ -9,6 +9,7 @@ are safe to repeat are retried, and every attempt is recorded. For httpx2 (``mcp
 from ._access import get_record
 from ._budget import Budget, RetryBudget
 from ._classify import Classification, Layer, Outcome, classify
+from ._contain import CONTAINED_ERROR_CODE
 from ._hooks import Hook
 from ._httpx_async import AsyncRetryTransport, mcp_client
 from ._httpx_sync import RetryTransport
@@ -20,6 +21,7 @@ from ._sink import JsonLinesSink
 __version__ = "0.1.0"
 
 __all__ = [
+    "CONTAINED_ERROR_CODE",
     "ORIGIN_EXTENSION",
     "Action",
     "AsyncRetryTransport",

@@ -26,6 +26,7 @@ from ._classify import (
     media_type,
     verdict,
 )
+from ._contain import CONTAINED_OUTCOMES, contained_error
 from ._hooks import Hook, notify_attempt, notify_call
 from ._jsonrpc import (
     JSON,
@@ -39,6 +40,7 @@ from ._jsonrpc import (
     with_id,
 )
 from ._logging import LoggingHook
+from ._observed import Observed, client_info
 from ._origin import ResendDetector, marked_origin
 from ._policy import (
     Action,
@@ -57,9 +59,6 @@ from ._stream import StreamTracker
 __all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
 
 RECORD_EXTENSION = "mcp_retry.record"
-CONTAINED_ERROR_CODE = -32090
-"""The JSON-RPC error code of a failure the transport contained (``contain_failures``)."""
-_CONTAINED = frozenset({Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE})
 _LOGGING_HOOK = LoggingHook()
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
@@ -94,17 +93,6 @@ class RecordRef:
     current: CallRecord
 
 
-class _Observed:
-    """What the transport learnt from traffic: client, protocol version, read-only tools."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.client: str | None = None
-        self.protocol_version: str | None = None
-        self.read_only_tools: frozenset[str] = frozenset()
-        self.wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
-
-
 class Engine:
     """Per-transport state shared by its calls: policy, history, observers, id source."""
 
@@ -135,7 +123,8 @@ class Engine:
         self.max_event_bytes = max_event_bytes
         self.budget = budget if budget is not None else RetryBudget()
         self.contain_failures = contain_failures
-        self.observed = _Observed()
+        self.observed = Observed()
+        self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Call] = OrderedDict()
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
@@ -153,14 +142,14 @@ class Engine:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
         if not last_event_id:
             return None
-        with self.observed.lock:
+        with self._lock:
             call = self._resumable.pop(last_event_id, None)
         if call is not None:
             call.reopen(last_event_id)
         return call
 
     def _await_resumption(self, event_id: str, call: Call) -> None:
-        with self.observed.lock:
+        with self._lock:
             self._resumable[event_id] = call
             while len(self._resumable) > 256:
                 self._resumable.popitem(last=False)
@@ -195,7 +184,7 @@ class Call:
         self._sent_at = now
         self._delay = 0.0
         self._wire_id: RequestId | None = facts.id
-        self._content: bytes | None = self._remap_cancellation()
+        self._content: bytes | None = observed.remap_cancellation(facts, self._session)
         origin = marked_origin(extensions)
         if origin is None and not facts.is_notification:
             is_resend = engine.detector.is_resend(facts.digest, now)
@@ -210,7 +199,7 @@ class Call:
         self._resume_id: str | None = None
         self._previous: CallRecord | None = None
         self.done = False
-        self._client = _client_info(facts) or observed.client
+        self._client = client_info(facts) or observed.client
         self._protocol_version = headers.get("mcp-protocol-version") or observed.protocol_version
         self._started_at = engine.wall_clock()
         self._ref: RecordRef | None = None  # made on first use: most calls settle first
@@ -358,29 +347,9 @@ class Call:
         final = record.classification
         if not self._engine.contain_failures or self.facts.id is None or final is None:
             return None
-        if not in_stream and final.outcome not in _CONTAINED:
+        if not in_stream and final.outcome not in CONTAINED_OUTCOMES:
             return None
-        detail = final.detail or (f"HTTP {final.status}" if final.status else "")
-        message = f"mcp-retry: {final.outcome} after {record.post_count} attempt(s)"
-        error = {
-            "code": CONTAINED_ERROR_CODE,
-            "message": f"{message}: {detail}" if detail else message,
-            "data": {
-                "outcome": str(final.outcome),
-                "layer": str(final.layer),
-                "attempts": [
-                    {
-                        "number": a.number,
-                        "outcome": str(a.classification.outcome),
-                        "httpStatus": a.status,
-                        "errorKind": a.error_kind,
-                        "reason": str(a.decision.reason) if a.decision else None,
-                    }
-                    for a in record.attempts
-                ],
-            },
-        }
-        body = dumps({"jsonrpc": "2.0", "id": self.facts.id, "error": error})
+        body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
 
     def stream_closed(self, tracker: StreamTracker) -> None:
@@ -506,7 +475,7 @@ class Call:
             self._prepare_retry(decision)
         else:
             self.done = True
-            self._learn(classification, message)
+            engine.observed.learn(self.facts, classification, message)
         record = self._snapshot(classification if self.done else None, now)
         notify_attempt(engine.hooks, record, attempt)
         if self.done:
@@ -520,15 +489,13 @@ class Call:
         self._wire_id = engine.fresh_id()
         self._content = with_id(self.facts.message, self._wire_id)
         if self.facts.id is not None:
-            with engine.observed.lock:
-                engine.observed.wire_ids[(self._session, self.facts.id)] = self._wire_id
+            engine.observed.resent(self._session, self.facts.id, self._wire_id)
 
     def _finish(self, record: CallRecord, classification: Classification, now: float) -> None:
         engine = self._engine
         facts = self.facts
         if facts.id is not None and self._wire_id != facts.id:
-            with engine.observed.lock:
-                engine.observed.wire_ids.pop((self._session, facts.id), None)
+            engine.observed.settled(self._session, facts.id)
         if not facts.is_notification:
             failed = classification.outcome not in _NOT_FAILURES
             engine.detector.finished(facts.digest, failed, now)
@@ -580,57 +547,3 @@ class Call:
         if source is None or is_exact(source):
             return message
         return loads(source)
-
-    def _remap_cancellation(self) -> bytes | None:
-        """Point a cancellation at the id the request really went out under."""
-        facts = self.facts
-        params = facts.message.get("params")
-        if facts.method != "notifications/cancelled" or not isinstance(params, dict):
-            return None
-        observed = self._engine.observed
-        request_id = params.get("requestId")
-        if not isinstance(request_id, str | int):
-            return None
-        with observed.lock:
-            wire_id = observed.wire_ids.get((self._session, request_id))
-        if wire_id is None:
-            return None
-        return dumps({**facts.message, "params": {**params, "requestId": wire_id}})
-
-    def _learn(self, classification: Classification, message: JSON) -> None:
-        """Keep what later calls need: the protocol version, the read-only tools."""
-        if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
-            return
-        result = message.get("result")
-        if not isinstance(result, dict):
-            return
-        observed = self._engine.observed
-        method = self.facts.method
-        if method == "initialize":
-            version = result.get("protocolVersion")
-            with observed.lock:
-                if isinstance(version, str):
-                    observed.protocol_version = version
-                observed.client = _client_info(self.facts) or observed.client
-        elif method == "tools/list" and isinstance(result.get("tools"), list):
-            read_only: set[str] = set()
-            other: set[str] = set()
-            for tool in result["tools"]:
-                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                    continue
-                notes = tool.get("annotations")
-                hint = isinstance(notes, dict) and notes.get("readOnlyHint") is True
-                (read_only if hint else other).add(tool["name"])
-            with observed.lock:
-                observed.read_only_tools = (observed.read_only_tools - other) | read_only
-
-
-def _client_info(facts: RequestFacts) -> str | None:
-    if facts.method != "initialize":
-        return None
-    params = facts.message.get("params")
-    info = params.get("clientInfo") if isinstance(params, dict) else None
-    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
-        return None
-    version = info.get("version")
-    return f"{info['name']}@{version}" if isinstance(version, str) else info["name"]
