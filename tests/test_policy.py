@@ -257,3 +257,23 @@ def test_parse_retry_after(value: str | None, expected: float | None) -> None:
         assert got is None
     else:
         assert got == pytest.approx(expected, abs=1.0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "retried"),
+    [
+        pytest.param("connect", True, id="connect"),
+        pytest.param("pool", True, id="pool"),
+        pytest.param("timeout", False, id="read-timeout"),
+        pytest.param("read", False, id="read"),
+        pytest.param("protocol", False, id="peer-closed"),
+    ],
+)
+def test_unsent_unsafe_calls_are_retried_only_when_asked(kind: str, retried: bool) -> None:
+    asked = RetryPolicy(retry_unsent=True)
+    d = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE, policy=asked)
+    assert d.retry is retried
+    default = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE)
+    assert (default.retry, default.reason) == (False, Reason.NOT_IDEMPOTENT)
+    status = _decide(Outcome.HTTP_ERROR, status=503, idem=Idempotency.UNSAFE, policy=asked)
+    assert (status.retry, status.reason) == (False, Reason.NOT_IDEMPOTENT)

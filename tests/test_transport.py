@@ -617,3 +617,16 @@ async def test_sse_closed_after_its_response_is_a_success(mode: str) -> None:
     assert record.classification is not None
     assert record.classification.outcome is Outcome.TOOL_SUCCESS
     assert record.attempts[-1].decision.reason is Reason.SUCCESS  # type: ignore[union-attr]
+
+
+async def test_unsafe_call_that_never_left_is_resent_when_asked(mode: str) -> None:
+    script = Script(httpx.ConnectError("refused"), json_reply(200, ok_result))
+    d = Driver(mode, script, policy=RetryPolicy(retry_unsent=True))
+    response = await d.post(tool_call("charge", id=6))
+    assert response.json()["id"] == 6
+    assert [a.error_kind for a in record_of(response).attempts] == ["connect", None]
+    after_sending = Script(httpx.ReadError("reset"), json_reply(200, ok_result))
+    d2 = Driver(mode, after_sending, policy=RetryPolicy(retry_unsent=True))
+    with pytest.raises(httpx.ReadError):
+        await d2.post(tool_call("charge", id=7))
+    assert len(after_sending.requests) == 1  # the server may have seen it: never again

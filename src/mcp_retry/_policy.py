@@ -50,6 +50,8 @@ READ_METHODS = frozenset(
 """Protocol methods that change nothing on the server, so re-sending them is safe."""
 
 RETRY_AFTER_STATUSES = frozenset({429, 503})
+UNSENT_KINDS = frozenset({"connect", "pool"})
+"""Network error kinds raised before a single byte of the request was written."""
 
 
 class Idempotency(StrEnum):
@@ -134,6 +136,9 @@ class RetryPolicy:
         deadline: seconds across all attempts; a retry that would end past it is not made.
         tools: tool name or fnmatch pattern -> Idempotency; unlisted tools are UNSAFE.
         trust_annotations: count tools whose ``readOnlyHint`` is true as READ.
+        retry_unsent: also re-send an UNSAFE call whose request never left this machine (no
+            connection could be made, or none came free in the pool): the server cannot have
+            seen it, so it cannot run twice (gRPC's transparent retry).
     """
 
     max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
@@ -150,6 +155,7 @@ class RetryPolicy:
         factory=dict, converter=_tools, eq=False, hash=False
     )
     trust_annotations: bool = False
+    retry_unsent: bool = False
 
     def idempotency(
         self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()
@@ -216,7 +222,9 @@ def decide(
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
-    if idempotency is not Idempotency.READ:
+    if idempotency is not Idempotency.READ and not (
+        policy.retry_unsent and classification.error_kind in UNSENT_KINDS
+    ):
         return _STOP_NOT_IDEMPOTENT
     state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = attempt
