@@ -630,3 +630,21 @@ async def test_unsafe_call_that_never_left_is_resent_when_asked(mode: str) -> No
     with pytest.raises(httpx.ReadError):
         await d2.post(tool_call("charge", id=7))
     assert len(after_sending.requests) == 1  # the server may have seen it: never again
+
+
+async def test_a_second_answer_to_one_request_is_not_handed_on(mode: str) -> None:
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
+    script = Script(
+        sse_reply(
+            lambda i: [
+                sse_event(ok_result(i)),
+                sse_event(progress),
+                sse_event(ok_result(i, text="again")),
+            ]
+        )
+    )
+    d = Driver(mode, script)
+    response, data = await d.stream_text(tool_call("charge", id=5))
+    messages = [json.loads(line[6:]) for line in data.split(b"\n") if line.startswith(b"data: ")]
+    assert messages == [ok_result(5), progress]  # the final response, exactly once
+    assert record_of(response).classification.outcome is Outcome.TOOL_SUCCESS  # type: ignore[union-attr]

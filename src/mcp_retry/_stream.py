@@ -27,6 +27,7 @@ class StreamTracker:
         self.classification: Classification | None = None
         self.message: JSON = None
         self.events = 0
+        self.duplicates = 0
 
     @property
     def done(self) -> bool:
@@ -51,12 +52,14 @@ class StreamTracker:
             data = event.data
             if data:
                 self.events += 1
-                if self.classification is None:
-                    found = classify_event(data, event.event, self._wire_id, self._method)
-                    if found is not None:
-                        self.classification, self.message = found
-                        out.append(self._restore_id(event.raw, event.event, event.id))
-                        continue
+                found = classify_event(data, event.event, self._wire_id, self._method)
+                if found is not None and self.classification is None:
+                    self.classification, self.message = found
+                    out.append(self._restore_id(event.raw, event.event, event.id))
+                    continue
+                if found is not None and found[1] is not None:
+                    self.duplicates += 1  # a second answer to the request: handed on once only
+                    continue
             out.append(event.raw)
         if self._decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
