@@ -648,3 +648,18 @@ async def test_a_second_answer_to_one_request_is_not_handed_on(mode: str) -> Non
     messages = [json.loads(line[6:]) for line in data.split(b"\n") if line.startswith(b"data: ")]
     assert messages == [ok_result(5), progress]  # the final response, exactly once
     assert record_of(response).classification.outcome is Outcome.TOOL_SUCCESS  # type: ignore[union-attr]
+
+
+async def test_the_final_exception_carries_the_history(mode: str) -> None:
+    script = Script(httpx.ConnectError("refused"))
+    d = Driver(mode, script, policy=READ_TOOLS)
+    with pytest.raises(httpx.ConnectError) as caught:
+        await d.post(tool_call("lookup", id=3))
+    record = get_record(caught.value)
+    assert record is not None and record == d.history.last()
+    assert record.post_count == 3
+    (note,) = caught.value.__notes__
+    assert note == (
+        "mcp-retry: tools/call lookup (id 3, read): 3 attempt(s) [connect, connect, connect], "
+        "then max_retries"
+    )

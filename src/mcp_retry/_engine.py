@@ -59,6 +59,7 @@ from ._stream import StreamTracker
 __all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
 
 RECORD_EXTENSION = "mcp_retry.record"
+RECORD_ATTRIBUTE = "_mcp_retry_record"  # on the exception that ends a call
 _LOGGING_HOOK = LoggingHook()
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
@@ -351,6 +352,24 @@ class Call:
             return None
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
+
+    def annotate(self, exc: BaseException) -> None:
+        """Attach the call's record to the exception that ends it (``get_record(exc)``) and
+        add a note that tells the attempts in a traceback."""
+        if getattr(exc, RECORD_ATTRIBUTE, None) is not None:
+            return
+        setattr(exc, RECORD_ATTRIBUTE, self.ref)
+        record = self.ref.current
+        tried = ", ".join(
+            (a.error_kind or str(a.status or a.classification.outcome)) for a in record.attempts
+        )
+        last = record.attempts[-1].decision if record.attempts else None
+        target = f"{record.method} {record.tool}" if record.tool else record.method
+        exc.add_note(
+            f"mcp-retry: {target} (id {record.request_id!r}, {record.idempotency}): "
+            f"{len(record.attempts)} attempt(s) [{tried}], then "
+            f"{last.reason if last else 'stop'}"
+        )
 
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success

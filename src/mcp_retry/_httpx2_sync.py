@@ -134,6 +134,7 @@ class RetryTransport(httpx.BaseTransport):
             response = self._inner.handle_request(request)
         except httpx.TransportError as exc:
             call.failed(*describe_error(exc))
+            call.annotate(exc)
             raise
         except BaseException as exc:
             call.abandoned(exc)
@@ -146,6 +147,7 @@ class RetryTransport(httpx.BaseTransport):
         except (httpx.TransportError, httpx.DecodingError) as exc:
             response.close()
             call.failed(*describe_error(exc))
+            call.annotate(exc)
             raise
         call.received(head, body)
         return _answered(call, request, response, body)
@@ -170,6 +172,7 @@ class RetryTransport(httpx.BaseTransport):
             except httpx.TransportError as exc:
                 if call.failed(*describe_error(exc)):
                     continue
+                call.annotate(exc)
                 raise
             head = _head(response)
             if call.wants_stream(head):
@@ -193,6 +196,7 @@ class RetryTransport(httpx.BaseTransport):
                 response.close()
                 if call.failed(*describe_error(exc)):
                     continue
+                call.annotate(exc)
                 raise
             retry, replacement = call.received(head, body)
             if not retry:
@@ -254,6 +258,7 @@ class _TrackedStream(httpx.SyncByteStream):
                     if contained is not None:
                         yield contained
                     elif error is not None:
+                        call.annotate(error)
                         raise error
                 return
             try:
@@ -274,9 +279,11 @@ class _TrackedStream(httpx.SyncByteStream):
             event = call.splice_event() or call.contained(in_stream=True)
             if event is None:
                 status = response.status_code
-                raise httpx.RemoteProtocolError(
+                broken = httpx.RemoteProtocolError(
                     f"SSE stream broke; its re-issued request got no response (HTTP {status})"
                 )
+                call.annotate(broken)
+                raise broken
             yield event
             return
 

@@ -132,6 +132,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             response = await self._inner.handle_async_request(request)
         except httpx.TransportError as exc:
             call.failed(*describe_error(exc))
+            call.annotate(exc)
             raise
         except BaseException as exc:
             call.abandoned(exc)
@@ -144,6 +145,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         except (httpx.TransportError, httpx.DecodingError) as exc:
             await response.aclose()
             call.failed(*describe_error(exc))
+            call.annotate(exc)
             raise
         call.received(head, body)
         return _answered(call, request, response, body)
@@ -168,6 +170,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             except httpx.TransportError as exc:
                 if call.failed(*describe_error(exc)):
                     continue
+                call.annotate(exc)
                 raise
             head = _head(response)
             if call.wants_stream(head):
@@ -191,6 +194,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
                 await response.aclose()
                 if call.failed(*describe_error(exc)):
                     continue
+                call.annotate(exc)
                 raise
             retry, replacement = call.received(head, body)
             if not retry:
@@ -252,6 +256,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                     if contained is not None:
                         yield contained
                     elif error is not None:
+                        call.annotate(error)
                         raise error
                 return
             try:
@@ -272,9 +277,11 @@ class _TrackedStream(httpx.AsyncByteStream):
             event = call.splice_event() or call.contained(in_stream=True)
             if event is None:
                 status = response.status_code
-                raise httpx.RemoteProtocolError(
+                broken = httpx.RemoteProtocolError(
                     f"SSE stream broke; its re-issued request got no response (HTTP {status})"
                 )
+                call.annotate(broken)
+                raise broken
             yield event
             return
 
