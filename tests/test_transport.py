@@ -663,3 +663,26 @@ async def test_the_final_exception_carries_the_history(mode: str) -> None:
         "mcp-retry: tools/call lookup (id 3, read): 3 attempt(s) [connect, connect, connect], "
         "then max_retries"
     )
+
+
+@pytest.mark.parametrize(
+    ("declared", "posts"),
+    [
+        pytest.param("read", 2, id="read"),
+        pytest.param("unsafe", 1, id="unsafe"),
+        pytest.param("sometimes", 1, id="invalid-is-ignored"),
+    ],
+)
+async def test_a_request_can_declare_its_idempotency(mode: str, declared: str, posts: int) -> None:
+    script = Script(status_reply(503), json_reply(200, ok_result))
+    d = Driver(mode, script)  # charge is UNSAFE by the policy
+    request = httpx.Request(
+        "POST", URL, json=tool_call("charge", id=1), extensions={"mcp_retry.idempotency": declared}
+    )
+    await d.send(request)
+    assert len(script.requests) == posts
+    listing = Script(status_reply(503), json_reply(200, ok_result))
+    d2 = Driver(mode, listing)  # tools/list is READ by the protocol
+    ext = {"mcp_retry.idempotency": "unsafe"}
+    await d2.send(httpx.Request("POST", URL, json=rpc("tools/list", id=2), extensions=ext))
+    assert len(listing.requests) == 1

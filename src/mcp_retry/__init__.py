@@ -10,6 +10,7 @@ from ._access import get_record
 from ._budget import Budget, RetryBudget
 from ._classify import Classification, Layer, Outcome, classify
 from ._contain import CONTAINED_ERROR_CODE
+from ._engine import IDEMPOTENCY_EXTENSION
 from ._hooks import Hook
 from ._httpx_async import AsyncRetryTransport, mcp_client
 from ._httpx_sync import RetryTransport
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONTAINED_ERROR_CODE",
+    "IDEMPOTENCY_EXTENSION",
     "ORIGIN_EXTENSION",
     "Action",
     "AsyncRetryTransport",

@@ -60,6 +60,8 @@ __all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
 
 RECORD_EXTENSION = "mcp_retry.record"
 RECORD_ATTRIBUTE = "_mcp_retry_record"  # on the exception that ends a call
+IDEMPOTENCY_EXTENSION = "mcp_retry.idempotency"
+"""A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
 _LOGGING_HOOK = LoggingHook()
 _NOT_FAILURES = frozenset(
     {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
@@ -178,7 +180,8 @@ class Call:
         self.idempotency = (
             Idempotency.UNSAFE
             if facts.is_notification
-            else policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+            else _declared(extensions)
+            or policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
         now = engine.clock()
         self._start = now
@@ -566,3 +569,14 @@ class Call:
         if source is None or is_exact(source):
             return message
         return loads(source)
+
+
+def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
+    """The idempotency one request declares for itself, if it does (and validly)."""
+    value = extensions.get(IDEMPOTENCY_EXTENSION)
+    if value is None:
+        return None
+    try:
+        return Idempotency(value)
+    except ValueError:
+        return None
