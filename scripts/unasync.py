@@ -21,9 +21,9 @@ UNASYNC = [
         '["BodyTooLarge", "RetryTransport", "mcp_client"]',
     ),
     (
-        "from collections.abc import AsyncIterator, Awaitable, Callable, Sequence\n"
+        "from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence\n"
         "from typing import Any\n\nimport anyio\n",
-        "import time\nfrom collections.abc import Callable, Iterator, Sequence\n"
+        "import time\nfrom collections.abc import Callable, Iterable, Iterator, Sequence\n"
         "from typing import Any\n\n",
     ),
     ("AsyncRetryTransport", "RetryTransport"),
@@ -31,6 +31,7 @@ UNASYNC = [
     ("AsyncHTTPTransport", "HTTPTransport"),
     ("AsyncByteStream", "SyncByteStream"),
     ("AsyncIterator", "Iterator"),
+    ("AsyncIterable", "Iterable"),
     ("AsyncClient", "Client"),
     ("handle_async_request", "handle_request"),
     ("__aiter__", "__iter__"),

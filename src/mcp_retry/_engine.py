@@ -56,7 +56,7 @@ from ._records import Attempt, CallRecord, History, RetryOrigin
 from ._sse import DEFAULT_MAX_EVENT_BYTES, encode_event
 from ._stream import StreamTracker
 
-__all__ = ["Call", "Engine", "Head", "RecordRef", "Send"]
+__all__ = ["Call", "Engine", "Head", "RecordRef"]
 
 RECORD_EXTENSION = "mcp_retry.record"
 RECORD_ATTRIBUTE = "_mcp_retry_record"  # on the exception that ends a call
@@ -77,16 +77,6 @@ class Head:
     retry_after: str | None = None
     session_id: str | None = None
     encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
-
-
-@attrs.frozen
-class Send:
-    """Send the request now, after sleeping ``delay``; ``content`` None means unchanged."""
-
-    content: bytes | None
-    wire_id: RequestId | None
-    delay: float
-    origin: RetryOrigin
 
 
 @attrs.define
@@ -222,12 +212,16 @@ class Call:
         """Seconds to wait before the next POST (0 for the first)."""
         return self._delay
 
-    def next_send(self) -> Send:
-        """The next POST to make (the first, or the retry just decided), after the delay."""
+    def next_send(self) -> bytes | None:
+        """The next POST is made now (the first, or the retry just decided, after its delay).
+
+        Returns:
+            The body to send instead of the caller's (a retry's fresh id), or None.
+        """
         self._sent_at = self._engine.clock()
         self._in_flight = True
         self._head = None
-        return Send(self._content, self._wire_id, self._delay, self._origin)
+        return self._content
 
     def failed(self, kind: str, detail: str) -> bool:
         """A network error instead of a response; True if the call goes on with a retry."""

@@ -10,7 +10,7 @@ shells never drift apart.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import httpx2 as httpx
@@ -143,14 +143,14 @@ class RetryTransport(httpx.BaseTransport):
         if call.wants_stream(head):
             return self._streaming(call, request, response, head)
         try:
-            body = _read(response, self._engine.max_event_bytes)
+            body, in_place = self._read(response, head)
         except (httpx.TransportError, httpx.DecodingError) as exc:
             response.close()
             call.failed(*describe_error(exc))
             call.annotate(exc)
             raise
         call.received(head, body)
-        return _answered(call, request, response, body)
+        return _answered(call, request, response, None if in_place else body)
 
     def _exchange(
         self, call: Call, request: httpx.Request
@@ -165,8 +165,8 @@ class RetryTransport(httpx.BaseTransport):
         while True:
             if call.delay > 0:
                 self._sleep(call.delay)  # a cancellation here ends the call, unsent
-            send = call.next_send()
-            attempt = request if send.content is None else _with_body(request, send.content)
+            content = call.next_send()
+            attempt = request if content is None else _with_body(request, content)
             try:
                 response = self._inner.handle_request(attempt)
             except httpx.TransportError as exc:
@@ -177,21 +177,8 @@ class RetryTransport(httpx.BaseTransport):
             head = _head(response)
             if call.wants_stream(head):
                 return response, head, b""
-            # A plain body is read in place (so the response itself can be handed on); a
-            # content-encoded one is capped after decoding, as the caller would see it.
-            stream = response.stream
-            in_place = (
-                isinstance(stream, httpx.SyncByteStream)
-                and not response.is_stream_consumed
-                and not head.encoded
-            )
-            limit = self._engine.max_event_bytes
             try:
-                if isinstance(stream, httpx.SyncByteStream) and in_place:
-                    response.stream = _Capped(stream, limit)
-                    body = response.read()
-                else:
-                    body = _read(response, limit)
+                body, in_place = self._read(response, head)
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 response.close()
                 if call.failed(*describe_error(exc)):
@@ -205,17 +192,33 @@ class RetryTransport(httpx.BaseTransport):
                 return response, None, replacement
             response.close()
 
+    def _read(self, response: httpx.Response, head: Head) -> tuple[bytes, bool]:
+        """Read a whole answer, refusing one past ``max_event_bytes``.
+
+        Returns:
+            The body, and whether it was read in place: a plain body is, so the response
+            itself can be handed on; a content-encoded one is read (and capped) decoded, as
+            the caller would see it.
+        """
+        limit = self._engine.max_event_bytes
+        stream = response.stream
+        if (
+            isinstance(stream, httpx.SyncByteStream)
+            and not response.is_stream_consumed
+            and not head.encoded
+        ):
+            response.stream = _Capped(stream, limit)
+            return response.read(), True
+        chunks = []
+        for chunk in _capped(response.iter_bytes(), limit):
+            chunks.append(chunk)
+        return b"".join(chunks), False
+
     def _streaming(
         self, call: Call, request: httpx.Request, response: httpx.Response, head: Head
     ) -> httpx.Response:
         stream = _TrackedStream(self, call, request, response, call.stream(head))
-        return httpx.Response(
-            head.status,
-            headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
-            stream=stream,
-            request=request,
-            extensions={**response.extensions, RECORD_EXTENSION: call.ref},
-        )
+        return _rebuilt(call, request, response, stream=stream)
 
 
 class _TrackedStream(httpx.SyncByteStream):
@@ -312,28 +315,20 @@ class _Capped(httpx.SyncByteStream):
         self._limit = limit
 
     def __iter__(self) -> Iterator[bytes]:
-        size = 0
-        limit = self._limit
-        for chunk in self._stream:
-            size += len(chunk)
-            if size > limit:
-                raise BodyTooLarge(f"response body larger than {limit} bytes")
-            yield chunk
+        return _capped(self._stream, self._limit)
 
     def close(self) -> None:
         self._stream.close()
 
 
-def _read(response: httpx.Response, limit: int) -> bytes:
-    """Read a whole body, refusing one past ``limit`` bytes (a hostile endless body)."""
-    chunks: list[bytes] = []
+def _capped(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """Pass chunks on, refusing to go past ``limit`` bytes (a hostile endless body)."""
     size = 0
-    for chunk in response.iter_bytes():
+    for chunk in chunks:
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge(f"response body larger than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        yield chunk
 
 
 def _answered(
@@ -347,10 +342,23 @@ def _answered(
     if body is None:
         response.extensions[RECORD_EXTENSION] = call.ref
         return response
+    return _rebuilt(call, request, response, content=body)
+
+
+def _rebuilt(
+    call: Call,
+    request: httpx.Request,
+    response: httpx.Response,
+    *,
+    content: bytes | None = None,
+    stream: httpx.SyncByteStream | None = None,
+) -> httpx.Response:
+    """The server's response with a body of ours (decoded, or tracked) and the record."""
     return httpx.Response(
         response.status_code,
         headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
-        content=body,
+        content=content,
+        stream=stream,
         request=request,
         extensions={**response.extensions, RECORD_EXTENSION: call.ref},
     )
