@@ -686,3 +686,14 @@ async def test_a_request_can_declare_its_idempotency(mode: str, declared: str, p
     ext = {"mcp_retry.idempotency": "unsafe"}
     await d2.send(httpx.Request("POST", URL, json=rpc("tools/list", id=2), extensions=ext))
     assert len(listing.requests) == 1
+
+
+@pytest.mark.parametrize("request_id", [0, "", "0"])
+async def test_falsy_request_ids_are_matched_exactly(mode: str, request_id: Any) -> None:
+    script = Script(json_reply(200, ok_result))
+    d = Driver(mode, script)
+    response = await d.post(tool_call("charge", id=request_id))
+    record = record_of(response)
+    assert record.classification is not None
+    assert record.classification.outcome is Outcome.TOOL_SUCCESS
+    assert response.json()["id"] == request_id

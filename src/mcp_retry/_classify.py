@@ -20,6 +20,7 @@ __all__ = [
     "Layer",
     "Outcome",
     "classify",
+    "classify_answer",
     "classify_event",
     "classify_http_error",
     "classify_json",
@@ -154,18 +155,40 @@ def classify(
     """
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogatepass")
+    return classify_answer(
+        status,
+        body,
+        content_type=content_type,
+        expected_id=expected_id,
+        method=method,
+        max_event_bytes=max_event_bytes,
+    )[0]
+
+
+def classify_answer(
+    status: int,
+    body: bytes,
+    *,
+    content_type: str | None,
+    expected_id: RequestId | None,
+    method: str,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+) -> tuple[Classification, JSON]:
+    """``classify`` in the rule order of the issue, returning the parsed JSON message too
+    (None unless a 2xx JSON body was read) so a caller never parses the body twice."""
     if not 200 <= status < 300:
-        return classify_http_error(status, body, content_type)
+        return classify_http_error(status, body, content_type), None
     if expected_id is None:
-        return verdict(Outcome.ACCEPTED)
+        return verdict(Outcome.ACCEPTED), None
     if status == 202:
-        return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request")
+        return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request"), None
     kind, charset = media_type(content_type)
     if kind == "application/json":
-        return classify_json(body, charset, expected_id, method, exact=False)[0]
+        return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
-        return classify_sse(body, expected_id, method, max_event_bytes)
-    return verdict(Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}")
+        return classify_sse(body, expected_id, method, max_event_bytes), None
+    detail = f"unexpected Content-Type {kind or 'none'!r}"
+    return verdict(Outcome.INVALID_ENVELOPE, detail=detail), None
 
 
 def classify_http_error(status: int, body: bytes, content_type: str | None) -> Classification:

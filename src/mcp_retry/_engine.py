@@ -21,8 +21,7 @@ from ._budget import Budget, RetryBudget
 from ._classify import (
     Classification,
     Outcome,
-    classify_http_error,
-    classify_json,
+    classify_answer,
     media_type,
     verdict,
 )
@@ -243,27 +242,18 @@ class Call:
             Whether to retry, and a replacement body to hand on (None: hand on as it is).
         """
         facts = self.facts
-        message: JSON = None
-        source: bytes | None = None
-        if not 200 <= head.status < 300:
-            classification = classify_http_error(head.status, body, head.content_type)
-        elif facts.id is None:
-            classification = verdict(Outcome.ACCEPTED)
-        elif head.status == 202:
-            classification = verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted to a request")
-        else:
-            kind, charset = media_type(head.content_type)
-            if kind == "application/json":
-                # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
-                classification, message = classify_json(
-                    body, charset, self._wire_id or 0, facts.method, exact=False
-                )
-                if charset in (None, "utf-8", "utf8"):
-                    source = body
-            else:
-                classification = verdict(
-                    Outcome.INVALID_ENVELOPE, detail=f"unexpected Content-Type {kind or 'none'!r}"
-                )
+        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
+        classification, message = classify_answer(
+            head.status,
+            body,
+            content_type=head.content_type,
+            expected_id=None if facts.id is None else self._wire_id,
+            method=facts.method,
+            max_event_bytes=self._engine.max_event_bytes,
+        )
+        source = None
+        if message is not None and media_type(head.content_type)[1] in (None, "utf-8", "utf8"):
+            source = body
         retry_after = None
         if head.retry_after is not None and head.status in (429, 503):
             retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())
