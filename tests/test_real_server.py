@@ -638,3 +638,48 @@ def test_kitchen_answers_keepalive_requests_without_a_delayed_ack_stall(
             timings.append(time.perf_counter() - started)
     median = sorted(timings[1:])[len(timings[1:]) // 2]
     assert median < 0.02, f"median keep-alive answer {median * 1000:.1f} ms"
+
+
+# -- what the caller's client sees of a handed-on response -------------------------------
+
+
+def test_handed_on_json_answer_is_timed_and_pooled_like_a_bare_one(
+    json_kitchen: KitchenServer,
+) -> None:
+    """The client reads (and times) the answer itself: ``elapsed`` is set, the connection
+    goes back to the pool, and a second call reuses it."""
+    url = json_kitchen.url_for("baseline")
+    inner = Counting(httpx.HTTPTransport())
+    with httpx.Client(transport=RetryTransport(inner), timeout=10) as client:
+        for request_id in (1, 2):
+            response = client.post(
+                url,
+                json=modern_call(request_id, "lookup", {"key": "a"}),
+                headers=modern_headers("lookup"),
+            )
+            assert response.status_code == 200 and response.is_closed
+            assert response.elapsed.total_seconds() > 0
+            assert response.json()["id"] == request_id
+            record = get_record(response)
+            assert record is not None and record.outcome == "TOOL_SUCCESS"
+        assert inner.opened == inner.closed == 2
+        assert open_client_sockets(json_kitchen.port) in (None, 1)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("flavour", ["httpx", "httpx2"])
+async def test_handed_on_json_answer_is_timed_async(
+    json_kitchen: KitchenServer, flavour: str
+) -> None:
+    url = json_kitchen.url_for("baseline")
+    module: Any = httpx if flavour == "httpx" else httpx2
+    wrapper: Any = AsyncRetryTransport if flavour == "httpx" else AsyncRetryTransport2
+    async with module.AsyncClient(transport=wrapper(), timeout=10) as client:
+        response = await client.post(
+            url, json=modern_call(7, "lookup", {"key": "a"}), headers=modern_headers("lookup")
+        )
+        assert response.status_code == 200 and response.is_closed
+        assert response.elapsed.total_seconds() > 0
+        assert response.json()["id"] == 7
+        record = get_record(response)
+        assert record is not None and record.outcome == "TOOL_SUCCESS"

@@ -194,23 +194,37 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         """Read a whole answer, refusing one past ``max_event_bytes``.
 
         Returns:
-            The body, and whether it was read in place: a plain body is, so the response
-            itself can be handed on; a content-encoded one is read (and capped) decoded, as
-            the caller would see it.
+            The body, and whether the response itself can be handed on. A plain body is
+            read from the raw stream and put back as a fresh stream, so the caller's client
+            reads (and times: ``response.elapsed``) the response as it would without us. A
+            content-encoded body is read decoded, as the caller would see it, to be handed
+            on in a response of ours.
         """
         limit = self._engine.max_event_bytes
         stream = response.stream
-        if (
-            isinstance(stream, httpx.AsyncByteStream)
-            and not response.is_stream_consumed
-            and not head.encoded
-        ):
-            response.stream = _Capped(stream, limit)
-            return await response.aread(), True
+        if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
+            body = await response.aread()
+            if len(body) > limit:
+                raise BodyTooLarge(f"response body larger than {limit} bytes")
+            return body, True
+        if head.encoded or not isinstance(stream, httpx.AsyncByteStream):
+            chunks = []
+            async for chunk in _capped(response.aiter_bytes(), limit):
+                chunks.append(chunk)
+            return b"".join(chunks), False
         chunks = []
-        async for chunk in _capped(response.aiter_bytes(), limit):
-            chunks.append(chunk)
-        return b"".join(chunks), False
+        size = 0
+        try:
+            async for chunk in stream:
+                size += len(chunk)
+                if size > limit:
+                    raise BodyTooLarge(f"response body larger than {limit} bytes")
+                chunks.append(chunk)
+        finally:
+            await stream.aclose()  # the connection goes back to the pool
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        response.stream = httpx.ByteStream(body)
+        return body, True
 
     def _streaming(
         self, call: Call, request: httpx.Request, response: httpx.Response, head: Head
@@ -303,20 +317,6 @@ def _head(response: httpx.Response) -> Head:
         headers.get("mcp-session-id"),
         "content-encoding" in headers,
     )
-
-
-class _Capped(httpx.AsyncByteStream):
-    """A response stream that refuses to go past ``limit`` bytes (a hostile endless body)."""
-
-    def __init__(self, stream: httpx.AsyncByteStream, limit: int) -> None:
-        self._stream = stream
-        self._limit = limit
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return _capped(self._stream, self._limit)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 async def _capped(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterator[bytes]:
