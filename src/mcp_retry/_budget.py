@@ -51,6 +51,8 @@ class RetryBudget:
         return self._tokens
 
     def record(self, *, failed: bool) -> None:
+        if not failed and self._tokens >= self.max_tokens:  # full already: nothing to add
+            return
         with self._lock:
             if failed:
                 self._tokens = max(0.0, self._tokens - 1.0)

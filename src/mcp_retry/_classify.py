@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from ._jsonrpc import JSON, RequestId, is_exact, loads, same_id
+from ._quick import quick_success
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
@@ -162,6 +163,7 @@ def classify(
         expected_id=expected_id,
         method=method,
         max_event_bytes=max_event_bytes,
+        want_message=False,
     )[0]
 
 
@@ -173,9 +175,14 @@ def classify_answer(
     expected_id: RequestId | None,
     method: str,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    want_message: bool = True,
 ) -> tuple[Classification, JSON]:
     """``classify`` in the rule order of the issue, returning the parsed JSON message too
-    (None unless a 2xx JSON body was read) so a caller never parses the body twice."""
+    (None unless a 2xx JSON body was read) so a caller never parses the body twice.
+
+    With ``want_message=False`` a plain success may be recognised without building the
+    message (see ``quick_success``); the message is then None.
+    """
     if not 200 <= status < 300:
         return classify_http_error(status, body, content_type), None
     if expected_id is None:
@@ -184,6 +191,12 @@ def classify_answer(
         return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request"), None
     kind, charset = media_type(content_type)
     if kind == "application/json":
+        if (
+            not want_message
+            and charset in (None, "utf-8", "utf8")
+            and quick_success(body, expected_id, method)
+        ):
+            return (_TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS), None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes), None

@@ -39,7 +39,7 @@ from ._jsonrpc import (
     with_id,
 )
 from ._logging import LoggingHook
-from ._observed import Observed, client_info
+from ._observed import LEARNED_METHODS, Observed, client_info
 from ._origin import ResendDetector, marked_origin
 from ._policy import (
     Action,
@@ -51,7 +51,7 @@ from ._policy import (
     is_transient,
     parse_retry_after,
 )
-from ._records import Attempt, CallRecord, History, RetryOrigin
+from ._records import AttemptValues, CallRecord, History, LazyRecord, RetryOrigin
 from ._sse import DEFAULT_MAX_EVENT_BYTES, encode_event
 from ._stream import StreamTracker
 
@@ -80,9 +80,14 @@ class Head:
 
 @attrs.define
 class RecordRef:
-    """Where a response finds the newest snapshot of its call's record."""
+    """Where a response (or the exception that ends a call) finds the newest snapshot of
+    its call's record."""
 
-    current: CallRecord
+    snapshot: LazyRecord
+
+    @property
+    def current(self) -> CallRecord:
+        return self.snapshot.get()
 
 
 class Engine:
@@ -107,6 +112,7 @@ class Engine:
         self.history = history if history is not None else History()
         # The built-in logging hook first: it is free while the "mcp_retry" logger is off.
         self.hooks: tuple[Hook, ...] = (_LOGGING_HOOK, *hooks)
+        self._user_hooks = bool(hooks)
         self.clock = clock if clock is not None else time.monotonic
         self.wall_clock = wall_clock
         self.rand = rand if rand is not None else secrets.SystemRandom().random
@@ -150,9 +156,30 @@ class Engine:
         """A request id never used before (the spec forbids re-using one)."""
         return f"mcp-retry-{self._prefix}-{next(self._counter)}"
 
+    def listeners(self) -> tuple[Hook, ...]:
+        """The hooks to tell now: none while only the logging hook is there and it is off
+        (then no record needs to be built to be shown)."""
+        if self._user_hooks or _LOGGING_HOOK.enabled():
+            return self.hooks
+        return ()
+
 
 class Call:
     """The state of one logical call across its attempts."""
+
+    # What most calls never change, as class-level defaults: fewer stores per call.
+    _delay = 0.0
+    _content: bytes | None = None  # the body to send instead of the caller's
+    _message: JSON = None  # the last JSON answer read whole
+    _message_source: bytes | None = None  # its body, if read without exact integers
+    _head: Head | None = None  # the head of the SSE answer now flowing
+    _in_flight = False
+    _resuming = False
+    _resume_id: str | None = None
+    _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
+    _snapshot: LazyRecord | None = None
+    _ref: RecordRef | None = None  # made on first use: most calls settle first
+    done = False
 
     def __init__(
         self,
@@ -165,43 +192,35 @@ class Call:
         self.facts = facts
         self._session = headers.get("mcp-session-id")
         observed = engine.observed
-        policy = engine.policy
         self.idempotency = (
             Idempotency.UNSAFE
-            if facts.is_notification
+            if facts.id is None
             else _declared(extensions)
-            or policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+            or engine.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
         now = engine.clock()
-        self._start = now
-        self._sent_at = now
-        self._delay = 0.0
+        self._start = self._sent_at = now
         self._wire_id: RequestId | None = facts.id
-        self._content: bytes | None = observed.remap_cancellation(facts, self._session)
+        if facts.method == "notifications/cancelled":
+            self._content = observed.remap_cancellation(facts, self._session)
         origin = marked_origin(extensions)
-        if origin is None and not facts.is_notification:
-            is_resend = engine.detector.is_resend(facts.digest, now)
+        if origin is None:
+            is_resend = facts.id is not None and engine.detector.is_resend(facts.digest, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-        self._origin = origin or RetryOrigin.NONE
-        self._attempts: list[Attempt] = []
-        self._message: JSON = None
-        self._message_source: bytes | None = None  # its body, if read without exact integers
-        self._head: Head | None = None
-        self._in_flight = False
-        self._resuming = False
-        self._resume_id: str | None = None
-        self._previous: CallRecord | None = None
-        self.done = False
+        self._origin = origin
+        self._attempts: list[AttemptValues] = []
         self._client = client_info(facts) or observed.client
         self._protocol_version = headers.get("mcp-protocol-version") or observed.protocol_version
         self._started_at = engine.wall_clock()
-        self._ref: RecordRef | None = None  # made on first use: most calls settle first
 
     @property
     def ref(self) -> RecordRef:
         """Where the newest snapshot of this call's record is kept."""
         if self._ref is None:
-            self._ref = RecordRef(self._call_record(None, 0.0))
+            snapshot = self._snapshot
+            if snapshot is None:
+                snapshot = self._take_snapshot(None, self._start)
+            self._ref = RecordRef(snapshot)
         return self._ref
 
     # -- the shell asks -------------------------------------------------------------------
@@ -242,7 +261,8 @@ class Call:
             Whether to retry, and a replacement body to hand on (None: hand on as it is).
         """
         facts = self.facts
-        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
+        # Read without the huge-integer scan; _exact() re-reads if it is re-sent. The
+        # message itself is wanted only to learn from it, or to restore a re-sent id.
         classification, message = classify_answer(
             head.status,
             body,
@@ -250,6 +270,7 @@ class Call:
             expected_id=None if facts.id is None else self._wire_id,
             method=facts.method,
             max_event_bytes=self._engine.max_event_bytes,
+            want_message=facts.method in LEARNED_METHODS or self._wire_id is not facts.id,
         )
         source = None
         if message is not None and media_type(head.content_type)[1] in (None, "utf-8", "utf8"):
@@ -294,7 +315,7 @@ class Call:
         self._resuming = True
         self._delay = 0.0
         self._sent_at = self._engine.clock()
-        self._previous = self.ref.current
+        self._previous = self._snapshot
 
     def stream_ended(self, tracker: StreamTracker, error: tuple[str, str] | None = None) -> bool:
         """The SSE stream ended (``error``: kind and detail if it broke); True to re-issue."""
@@ -397,10 +418,10 @@ class Call:
             return
         # Between attempts (in the backoff): the planned retry is never sent.
         last = self._attempts[-1]
-        self._attempts[-1] = attrs.evolve(last, decision=stop)
+        self._attempts[-1] = last._replace(decision=stop)
         self.done = True
-        record = self._snapshot(last.classification, now)
-        self._finish(record, last.classification, now)
+        snapshot = self._take_snapshot(last.classification, now)
+        self._finish(snapshot, last.classification, now)
 
     # -- bookkeeping --------------------------------------------------------------------
 
@@ -427,7 +448,7 @@ class Call:
             rand=engine.rand,
         )
         budget = engine.budget
-        if not self.facts.is_notification:
+        if self.facts.id is not None:
             budget.record(failed=is_transient(engine.policy, classification))
             if decision.retry and not budget.allow_retry():
                 decision = Decision(Action.STOP, Reason.THROTTLED)
@@ -458,20 +479,21 @@ class Call:
         """Append the attempt that just ended, with what follows it, and tell the hooks."""
         engine = self._engine
         self._in_flight = False
-        attempt = Attempt(
-            number=len(self._attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if self._resuming else self._origin,
-            kind="resume" if self._resuming else "post",
-            wire_id=self._wire_id,
-            classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
-            error_kind=error_kind,
-            delay=self._delay,
-            retry_after=retry_after,
-            decision=decision,
-            elapsed=self._sent_at - self._start,
-            duration=max(0.0, now - self._sent_at),
+        resuming = self._resuming
+        attempt = AttemptValues(
+            len(self._attempts) + 1,
+            RetryOrigin.APPLICATION if resuming else self._origin,
+            self._wire_id,
+            classification,
+            head.status if head else None,
+            head.content_type if head else None,
+            error_kind,
+            self._delay,
+            retry_after,
+            decision,
+            self._sent_at - self._start,
+            max(0.0, now - self._sent_at),
+            "resume" if resuming else "post",
         )
         self._attempts.append(attempt)
         self._resuming = False
@@ -482,10 +504,13 @@ class Call:
         else:
             self.done = True
             engine.observed.learn(self.facts, classification, message)
-        record = self._snapshot(classification if self.done else None, now)
-        notify_attempt(engine.hooks, record, attempt)
+        snapshot = self._take_snapshot(classification if self.done else None, now)
+        listeners = engine.listeners()
+        if listeners:
+            record = snapshot.get()
+            notify_attempt(listeners, record, record.attempts[-1])
         if self.done:
-            self._finish(record, classification, now)
+            self._finish(snapshot, classification, now)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
@@ -493,53 +518,55 @@ class Call:
         self._delay = decision.delay
         self._origin = RetryOrigin.SDK
         self._wire_id = engine.fresh_id()
-        self._content = with_id(self.facts.message, self._wire_id)
+        self._content = with_id(self.facts.exact_message(), self._wire_id)
         if self.facts.id is not None:
             engine.observed.resent(self._session, self.facts.id, self._wire_id)
 
-    def _finish(self, record: CallRecord, classification: Classification, now: float) -> None:
+    def _finish(self, snapshot: LazyRecord, classification: Classification, now: float) -> None:
         engine = self._engine
         facts = self.facts
-        if facts.id is not None and self._wire_id != facts.id:
-            engine.observed.settled(self._session, facts.id)
-        if not facts.is_notification:
+        if facts.id is not None:
+            if self._wire_id is not facts.id:
+                engine.observed.settled(self._session, facts.id)
             failed = classification.outcome not in _NOT_FAILURES
             engine.detector.finished(facts.digest, failed, now)
-        engine.history.append(record, replacing=self._previous)
+        engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
-        notify_call(engine.hooks, record)
+        listeners = engine.listeners()
+        if listeners:
+            notify_call(listeners, snapshot.get())
 
-    def _snapshot(self, final: Classification | None, now: float) -> CallRecord:
-        record = self._call_record(final, max(0.0, now - self._start))
-        if self._ref is None:
-            self._ref = RecordRef(record)
-        else:
-            self._ref.current = record
-        return record
-
-    def _call_record(self, final: Classification | None, duration: float) -> CallRecord:
+    def _take_snapshot(self, final: Classification | None, now: float) -> LazyRecord:
+        """Freeze the record's values as they are now (the record is built when read)."""
         facts = self.facts
-        return CallRecord(
-            method=facts.method,
-            tool=facts.tool,
-            request_id=facts.id,
-            idempotency=self.idempotency,
-            attempts=tuple(self._attempts),
-            classification=final,
-            complete=final is not None,
-            client=self._client,
-            protocol_version=self._protocol_version,
-            session_id=self._session,
-            scenario=self._engine.scenario,
-            arguments_digest=facts.digest,
-            started_at=self._started_at,
-            duration=duration,
+        snapshot = LazyRecord(
+            (
+                facts.method,
+                facts.tool,
+                facts.id,
+                self.idempotency,
+                tuple(self._attempts),
+                final,
+                final is not None,
+                self._client,
+                self._protocol_version,
+                self._session,
+                self._engine.scenario,
+                facts.digest,
+                self._started_at,
+                max(0.0, now - self._start),
+            )
         )
+        self._snapshot = snapshot
+        if self._ref is not None:
+            self._ref.snapshot = snapshot
+        return snapshot
 
     def _restore_id(self, message: JSON) -> bytes | None:
         caller_id = self.facts.id
         if (
             caller_id is None
+            or self._wire_id is caller_id  # never re-sent: the common case
             or same_id(self._wire_id, caller_id)
             or not isinstance(message, dict)
             or not same_id(message.get("id"), self._wire_id)

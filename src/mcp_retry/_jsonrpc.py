@@ -10,10 +10,40 @@ from typing import Any, TypeAlias
 import attrs
 
 _orjson_loads: Callable[[bytes], Any] | None
+_orjson_sorted: Callable[[Any], bytes] | None
 try:  # optional: the same results, faster (see loads)
-    from orjson import loads as _orjson_loads
+    import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    _orjson_loads = None
+    _orjson_loads = _orjson_sorted = None
+else:
+    _orjson_loads = orjson.loads
+
+    def _orjson_sorted(value: Any) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+_decode_call: Callable[[bytes], Any] | None
+try:  # optional: reads a tools/call without building its arguments (see _quick_call)
+    import msgspec
+except ImportError:  # pragma: no cover - depends on the environment
+    _decode_call = None
+    _CALL_ERRORS: tuple[type[Exception], ...] = ()
+    _UNSET: Any = object()
+else:
+    _UNSET = msgspec.UNSET
+    _CALL_ERRORS = (msgspec.DecodeError, RecursionError)
+
+    class _CallParams(msgspec.Struct):
+        name: Any = msgspec.UNSET
+        arguments: msgspec.Raw = msgspec.Raw()  # kept as sent, to be hashed
+
+    class _Call(msgspec.Struct):
+        jsonrpc: Any = msgspec.UNSET
+        id: Any = msgspec.UNSET
+        method: Any = msgspec.UNSET
+        params: _CallParams | msgspec.UnsetType = msgspec.UNSET
+
+    _decode_call = msgspec.json.Decoder(_Call).decode
 
 __all__ = [
     "RequestFacts",
@@ -49,12 +79,18 @@ _canonical_chunks: Any = (
 )
 
 
-def _canonical(value: JSON) -> str:
-    """``json.dumps(value, sort_keys=True, separators=(",", ":"))``, with the C encoder that
-    call builds each time built once (no circularity check: parsed JSON is a tree)."""
+def _canonical(value: JSON) -> bytes:
+    """Compact JSON with sorted keys: orjson's when it is installed and can write the value,
+    else ``json.dumps(value, sort_keys=True, separators=(",", ":"))``, with the C encoder
+    that call builds each time built once (no circularity check: parsed JSON is a tree)."""
+    if _orjson_sorted is not None and _fast_loads is not None:
+        try:
+            return _orjson_sorted(value)
+        except TypeError:  # an integer past 64 bits
+            pass
     if _canonical_chunks is None:
-        return _CANONICAL_ENCODER.encode(value)
-    return "".join(_canonical_chunks(value, 0))
+        return _CANONICAL_ENCODER.encode(value).encode()
+    return "".join(_canonical_chunks(value, 0)).encode()
 
 
 def loads(data: bytes | str, *, exact: bool = True) -> JSON:
@@ -113,12 +149,21 @@ class RequestFacts:
     method: str
     id: RequestId | None  # None: a notification
     tool: str | None = None  # params.name of a tools/call
-    digest: str = ""  # stable hash of method, tool and arguments (never the arguments)
-    message: dict[str, JSON] = attrs.field(factory=dict, eq=False, repr=False)
+    digest: str = ""  # a hash of method, tool and arguments (never the arguments)
+    source: bytes = attrs.field(default=b"", eq=False, repr=False)  # the body as sent
+    # The message as read (integers past 64 bits perhaps as floats); None if not built.
+    parsed: dict[str, JSON] | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def is_notification(self) -> bool:
         return self.id is None
+
+    def exact_message(self) -> dict[str, JSON]:
+        """The message with exact integers, to be re-serialised or read (built if needed)."""
+        if self.parsed is not None and is_exact(self.source):
+            return self.parsed
+        message: dict[str, JSON] = loads(self.source)
+        return message
 
 
 def parse_request(body: bytes) -> RequestFacts | None:
@@ -127,8 +172,13 @@ def parse_request(body: bytes) -> RequestFacts | None:
     Returns None for anything else (batches, responses to server requests, non-JSON), which
     the transport then passes through untouched.
     """
+    quick = _quick_call(body)
+    if quick is not None:
+        return quick
     try:
-        message = loads(body)
+        message = loads(body, exact=False)
+        if isinstance(message, dict) and isinstance(message.get("id"), float):
+            message = loads(body)  # perhaps an integer id past 64 bits: read it exactly
     except ValueError:
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -147,20 +197,59 @@ def parse_request(body: bytes) -> RequestFacts | None:
     if method == "tools/call" and isinstance(params, dict):
         name = params.get("name")
         tool = name if isinstance(name, str) else None
-    return RequestFacts(
-        method=method, id=request_id, tool=tool, digest=_digest(method, params), message=message
-    )
+    return RequestFacts(method, request_id, tool, _digest(method, params), body, message)
+
+
+def _quick_call(body: bytes) -> RequestFacts | None:
+    """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
+    None for anything else, which ``parse_request`` then reads whole.
+
+    Used only beside orjson, like the answer's quick read (see ``_quick``).
+    """
+    decode = _decode_call
+    if decode is None or _fast_loads is None:
+        return None
+    if not body.isascii():
+        try:
+            body.decode()  # msgspec does not check UTF-8 in the parts it skips
+        except UnicodeDecodeError:
+            return None
+    try:
+        call = decode(body)
+    except _CALL_ERRORS:
+        return None
+    params = call.params
+    if (
+        call.jsonrpc != "2.0"
+        or call.method != "tools/call"
+        or params is _UNSET
+        or not isinstance(params.name, str)
+        or not is_request_id(call.id)
+    ):
+        return None
+    name = params.name.encode()
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(b"tools/call %d:" % len(name))
+    digest.update(name)
+    digest.update(params.arguments)
+    return RequestFacts("tools/call", call.id, params.name, digest.hexdigest(), body)
 
 
 def _digest(method: str, params: object) -> str:
-    """Hash what makes two requests "the same call", leaving out per-request metadata."""
-    if isinstance(params, dict):
+    """Hash what makes two requests "the same call", leaving out per-request metadata.
+
+    Stable for one installation, not across installations: with msgspec, a ``tools/call``
+    is hashed over its arguments as sent (so a re-send must keep their key order, as an
+    SDK re-sending a call does), and with and without orjson a float may be written
+    differently.
+    """
+    if isinstance(params, dict) and "_meta" in params:
         params = {k: v for k, v in params.items() if k != "_meta"}
     try:
         canonical = _canonical([method, params])
     except (TypeError, ValueError):
-        canonical = method
-    return hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()
+        canonical = method.encode()
+    return hashlib.blake2b(canonical, digest_size=12).hexdigest()
 
 
 def with_id(message: dict[str, JSON], new_id: RequestId) -> bytes:

@@ -83,6 +83,11 @@ class LoggingHook:
     def __repr__(self) -> str:
         return f"LoggingHook({self._log.name!r})"
 
+    def enabled(self) -> bool:
+        """Whether this hook has anything to log (the engine skips it, and the record it
+        would be shown, while it has not)."""
+        return self._log.isEnabledFor(logging.INFO)
+
     def on_attempt(self, record: CallRecord, attempt: Attempt) -> None:
         log = self._log
         if not log.isEnabledFor(logging.INFO):

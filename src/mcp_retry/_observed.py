@@ -7,7 +7,10 @@ import threading
 from ._classify import Classification, Outcome
 from ._jsonrpc import JSON, RequestFacts, RequestId, dumps
 
-__all__ = ["Observed", "client_info"]
+__all__ = ["LEARNED_METHODS", "Observed", "client_info"]
+
+LEARNED_METHODS = frozenset({"initialize", "tools/list"})
+"""The methods whose answers tell something about later calls."""
 
 
 class Observed:
@@ -23,6 +26,8 @@ class Observed:
 
     def learn(self, facts: RequestFacts, classification: Classification, message: JSON) -> None:
         """Keep what an answered ``initialize`` or ``tools/list`` tells."""
+        if facts.method not in LEARNED_METHODS:
+            return
         if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
             return
         result = message.get("result")
@@ -59,8 +64,11 @@ class Observed:
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out
         under; None when it needs no change."""
-        params = facts.message.get("params")
-        if facts.method != "notifications/cancelled" or not isinstance(params, dict):
+        if facts.method != "notifications/cancelled":
+            return None
+        message = facts.exact_message()
+        params = message.get("params")
+        if not isinstance(params, dict):
             return None
         request_id = params.get("requestId")
         if not isinstance(request_id, str | int):
@@ -69,14 +77,14 @@ class Observed:
             wire_id = self._wire_ids.get((session, request_id))
         if wire_id is None:
             return None
-        return dumps({**facts.message, "params": {**params, "requestId": wire_id}})
+        return dumps({**message, "params": {**params, "requestId": wire_id}})
 
 
 def client_info(facts: RequestFacts) -> str | None:
     """``name@version`` from an ``initialize`` request's ``clientInfo``."""
     if facts.method != "initialize":
         return None
-    params = facts.message.get("params")
+    params = facts.exact_message().get("params")
     info = params.get("clientInfo") if isinstance(params, dict) else None
     if not isinstance(info, dict) or not isinstance(info.get("name"), str):
         return None

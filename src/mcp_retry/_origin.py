@@ -66,11 +66,15 @@ class ResendDetector:
         self._lock = threading.Lock()
 
     def is_resend(self, digest: str, now: float) -> bool:
+        if not self._failed:  # the common case, read without the lock
+            return False
         with self._lock:
             failed_at = self._failed.get(digest)
             return failed_at is not None and now - failed_at <= self.window
 
     def finished(self, digest: str, failed: bool, now: float) -> None:
+        if not failed and not self._failed:  # nothing to forget
+            return
         with self._lock:
             if not failed:
                 self._failed.pop(digest, None)

@@ -6,7 +6,7 @@ import contextlib
 import threading
 from collections import deque
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -14,7 +14,7 @@ from ._classify import Classification
 from ._jsonrpc import RequestId
 from ._policy import Decision, Idempotency
 
-__all__ = ["Attempt", "CallRecord", "History", "RetryOrigin"]
+__all__ = ["Attempt", "AttemptValues", "CallRecord", "History", "LazyRecord", "RetryOrigin"]
 
 
 class RetryOrigin(StrEnum):
@@ -137,33 +137,89 @@ class CallRecord:
         }
 
 
+class AttemptValues(NamedTuple):
+    """An Attempt's values in its field order: what the engine keeps per attempt. The
+    Attempt itself is built only when a record is read (most never are)."""
+
+    number: int
+    retry_origin: RetryOrigin
+    wire_id: RequestId | None
+    classification: Classification
+    status: int | None
+    content_type: str | None
+    error_kind: str | None
+    delay: float
+    retry_after: float | None
+    decision: Decision | None
+    elapsed: float
+    duration: float
+    kind: str
+
+
+class LazyRecord:
+    """A CallRecord's values, frozen when the snapshot is taken; the record is built on
+    first read and kept.
+
+    ``values`` are CallRecord's fields in order, with ``attempts`` as AttemptValues. Taking
+    a snapshot costs a tuple; the attrs values are paid for only by the records someone
+    reads.
+    """
+
+    __slots__ = ("_record", "_values")
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self._values = values
+        self._record: CallRecord | None = None
+
+    @classmethod
+    def of(cls, record: CallRecord) -> LazyRecord:
+        """A snapshot that is already built."""
+        lazy = cls(())
+        lazy._record = record
+        return lazy
+
+    def get(self) -> CallRecord:
+        record = self._record
+        if record is None:
+            values = self._values
+            attempts = tuple(Attempt(*a) for a in values[4])
+            record = CallRecord(*values[:4], attempts, *values[5:])
+            self._record = record  # two threads may both build it: equal values
+        return record
+
+
 class History:
     """The newest finished call records of a transport, bounded, safe across threads."""
 
     def __init__(self, maxlen: int = 1000) -> None:
         if maxlen < 1:
             raise ValueError("maxlen must be >= 1")
-        self._records: deque[CallRecord] = deque(maxlen=maxlen)
+        self._records: deque[LazyRecord] = deque(maxlen=maxlen)
         self._lock = threading.Lock()
 
-    def append(self, record: CallRecord, *, replacing: CallRecord | None = None) -> None:
+    def append(
+        self, record: CallRecord | LazyRecord, *, replacing: LazyRecord | None = None
+    ) -> None:
         """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
         that was resumed) moves it to the end instead of keeping both."""
+        entry = record if isinstance(record, LazyRecord) else LazyRecord.of(record)
         with self._lock:
             if replacing is not None:
                 # It may already have been pushed out of the bounded history.
                 with contextlib.suppress(ValueError):
                     self._records.remove(replacing)
-            self._records.append(record)
+            self._records.append(entry)
 
     def records(self) -> list[CallRecord]:
         """Oldest first, newest last."""
         with self._lock:
-            return list(self._records)
+            entries = list(self._records)
+        return [entry.get() for entry in entries]
 
     def last(self) -> CallRecord | None:
         with self._lock:
-            return self._records[-1] if self._records else None
+            entry = self._records[-1] if self._records else None
+        return entry.get() if entry is not None else None
 
     def clear(self) -> None:
         with self._lock:
