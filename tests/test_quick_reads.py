@@ -1,0 +1,195 @@
+"""The quick readers (msgspec, extra ``fast``) never change a verdict or a request's facts.
+
+``quick_success`` may only say "surely a plain success"; ``_quick_call`` may only read a
+plain ``tools/call``. Each is compared here with the full reader on the same bytes:
+well-formed answers, near misses, hostile bytes, and mutations of real answers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_retry import _jsonrpc
+from mcp_retry._classify import Outcome, classify_answer
+from mcp_retry._jsonrpc import _quick_call, parse_request
+from mcp_retry._quick import quick_success
+
+pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
+pytestmark = pytest.mark.skipif(
+    _jsonrpc._orjson_loads is None, reason="the quick readers run beside orjson only"
+)
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
+VALUES = st.recursive(
+    SCALARS,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+CONTENT = st.lists(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=20)}), max_size=3
+)
+RESULTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "content": CONTENT | VALUES,
+        "isError": st.sampled_from([False, True, 0, 1, None, "false"]),
+        "resultType": st.sampled_from(["complete", "input_required", "partial", None, 1]),
+        "inputRequests": VALUES,
+        "structuredContent": VALUES,
+    },
+)
+ANSWERS = st.fixed_dictionaries(
+    {},
+    optional={
+        "jsonrpc": st.sampled_from(["2.0", "2.0", "1.0", 2]),
+        "id": st.sampled_from([1, "1", None, True, 1.0, 2, 10**20]),
+        "result": RESULTS | VALUES,
+        "error": VALUES,
+    },
+)
+IDS = st.sampled_from([1, "1", 2, 10**20])
+METHODS = st.sampled_from(["tools/call", "tools/list", "resources/read", "ping"])
+
+
+def _full(body: bytes, expected_id: Any, method: str) -> Any:
+    return classify_answer(
+        200, body, content_type="application/json", expected_id=expected_id, method=method
+    )[0]
+
+
+def _quick(body: bytes, expected_id: Any, method: str) -> Any:
+    return classify_answer(
+        200,
+        body,
+        content_type="application/json",
+        expected_id=expected_id,
+        method=method,
+        want_message=False,
+    )[0]
+
+
+def _encodings(answer: dict[str, Any]) -> list[bytes]:
+    text = json.dumps(answer)
+    return [text.encode(), json.dumps(answer, indent=1, ensure_ascii=False).encode()]
+
+
+@given(answer=ANSWERS, expected_id=IDS, method=METHODS)
+@settings(max_examples=600, deadline=None)
+def test_quick_success_agrees_with_the_full_classifier(
+    answer: dict[str, Any], expected_id: Any, method: str
+) -> None:
+    for body in _encodings(answer):
+        full = _full(body, expected_id, method)
+        if quick_success(body, expected_id, method):
+            assert full.outcome in (Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS), body
+        assert _quick(body, expected_id, method) == full
+
+
+@given(
+    answer=ANSWERS,
+    cut=st.integers(0, 400),
+    insert=st.binary(min_size=1, max_size=3),
+    method=METHODS,
+)
+@settings(max_examples=600, deadline=None)
+def test_quick_success_agrees_on_damaged_bytes(
+    answer: dict[str, Any], cut: int, insert: bytes, method: str
+) -> None:
+    body = json.dumps(answer).encode()
+    cut = min(cut, len(body))
+    for damaged in (body[:cut], body[:cut] + insert + body[cut:], body[:cut] + body[cut + 1 :]):
+        assert _quick(damaged, 1, method) == _full(damaged, 1, method), damaged
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":["\xff"]}}',  # bad UTF-8, skipped part
+        b'{"jsonrpc":"2.0","id":1,"x":"\xc3","result":{"content":[]}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false,"isError":true}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"is\\u0045rror":true}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[NaN]}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":["\\ud800"]}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":null}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":null}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":0}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}} trailing',
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"result":{"content":[]}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":' + b"[" * 1010 + b"]" * 1010 + b"}}",
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":' + b"[" * 3000 + b"]" * 3000 + b"}}",
+        '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ünï"}]}}'.encode(),
+    ],
+)
+def test_quick_success_on_hostile_answers(body: bytes) -> None:
+    assert _quick(body, 1, "tools/call") == _full(body, 1, "tools/call")
+
+
+def test_quick_success_takes_the_common_answer() -> None:
+    body = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}'
+    assert quick_success(body, 7, "tools/call")
+    assert quick_success(b'{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}', "a", "tools/list")
+    assert not quick_success(body, "7", "tools/call")  # ids differ by type
+
+
+# -- requests -----------------------------------------------------------------------------
+
+CALLS = st.fixed_dictionaries(
+    {},
+    optional={
+        "jsonrpc": st.sampled_from(["2.0", "2.0", "1.0"]),
+        "id": st.sampled_from([1, "1", None, True, 1.5, 10**20, -3]),
+        "method": st.sampled_from(["tools/call", "tools/call", "tools/list", 5]),
+        "params": st.fixed_dictionaries(
+            {},
+            optional={
+                "name": st.sampled_from(["search", "", 3, None, "ünï"]),
+                "arguments": VALUES,
+                "_meta": VALUES,
+            },
+        )
+        | VALUES,
+    },
+)
+
+
+def _facts(facts: Any) -> Any:
+    return None if facts is None else (facts.method, facts.id, type(facts.id), facts.tool)
+
+
+@given(call=CALLS, cut=st.integers(0, 300), damage=st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_quick_call_reads_what_the_full_parser_reads(
+    call: dict[str, Any], cut: int, damage: bool
+) -> None:
+    body = json.dumps(call).encode()
+    if damage:
+        body = body[:cut] + b"\xff" + body[cut:]
+    quick = _quick_call(body)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_jsonrpc, "_decode_call", None)
+        full = parse_request(body)
+    if quick is not None:
+        assert _facts(quick) == _facts(full)
+        assert quick.exact_message() == json.loads(body)
+    assert _facts(parse_request(body)) == _facts(full)
+
+
+def test_quick_call_digest_ignores_meta_and_id_but_not_arguments() -> None:
+    def call(request_id: int, arguments: dict[str, Any], token: str) -> bytes:
+        params = {"name": "search", "arguments": arguments, "_meta": {"progressToken": token}}
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        return json.dumps(body).encode()
+
+    first = _quick_call(call(1, {"q": "a"}, "p-1"))
+    again = _quick_call(call(2, {"q": "a"}, "p-2"))
+    other = _quick_call(call(3, {"q": "b"}, "p-3"))
+    assert first is not None and again is not None and other is not None
+    assert first.digest == again.digest != other.digest
+    assert len(first.digest) == 24
