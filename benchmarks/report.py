@@ -65,8 +65,8 @@ def _headline(results: dict[str, Any]) -> list[str]:
 
 
 OPTIMISATIONS = [
-    "The shells hand on the JSON response they read (in place, through a capped stream) "
-    "instead of building a second Response and letting the caller read the body again.",
+    "The shells hand on the JSON response they read, with its body put back as a fresh "
+    "stream (no second Response; the caller's client reads and times it as usual).",
     "JSON is parsed with orjson when it is installed, with the standard library's results: "
     "anything orjson refuses goes to json, and so does a body with 19+ digits in a row "
     "(orjson turns integers past 64 bits into floats) whenever exact integers matter.",
@@ -75,9 +75,15 @@ OPTIMISATIONS = [
     "float, or an answer about to be re-serialised (id restored after a retry, splice).",
     "The SSE decoder finds LF line ends with bytes.find instead of a regex per line (CR and "
     "CRLF streams keep the regex) and reads `data:` / `event: message` lines inline.",
-    "A call's record is built once per settled attempt (not once up front and again with "
-    "attrs.evolve); success verdicts and stop decisions are shared frozen constants; "
+    "Records are snapshots built when read: an attempt costs a tuple, and the attrs "
+    "Attempt and CallRecord values are built only for hooks, get_record() and "
+    "History.records(); success verdicts and stop decisions are shared frozen constants; "
     "media_type is cached; Retry-After is looked up only for 429/503.",
+    "With msgspec (the `fast` extra, beside orjson) a plain tools/call request and a plain "
+    "success answer are read into typed shapes that skip the arguments and the content; "
+    "anything else is read whole. A property test holds the verdicts equal.",
+    "The retry budget, the re-send detector and the hooks return before taking a lock "
+    "while they have nothing to do (full bucket, no failed call remembered, logger off).",
     "The request digest and dumps() use encoders built once instead of per call.",
     "Unchanged because already so: no tenacity state is built unless a retry is possible "
     "(a success returns before it), and each body is parsed once.",
@@ -168,8 +174,8 @@ def render(results: dict[str, Any]) -> str:
         "Ratios are to bare httpx with the same inner transport, as the median of per-round "
         f"ratios over {s['rounds']} interleaved rounds (shuffled order, each contender ~"
         f"{s['target'] * 1000:.0f} ms a round), all measured in the same run. "
-        "`mcp-retry` uses orjson when it is installed; `mcp-retry (stdlib json)` is the same "
-        "transport with orjson switched off"
+        "`mcp-retry` uses orjson and msgspec (the `fast` extra) when they are installed; "
+        "`mcp-retry (stdlib json)` is the same transport with both switched off"
         + (
             f"; `{s['baseline']}` is the transport before the optimisations"
             if s.get("baseline")

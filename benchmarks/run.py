@@ -76,7 +76,16 @@ QUICK = {
 
 def _versions() -> dict[str, str]:
     out = {}
-    for name in ("httpx", "httpx-retries", "tenacity", "attrs", "orjson", "uvicorn", "anyio"):
+    for name in (
+        "httpx",
+        "httpx-retries",
+        "tenacity",
+        "attrs",
+        "orjson",
+        "msgspec",
+        "uvicorn",
+        "anyio",
+    ):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -421,7 +421,7 @@ class Call:
         self._attempts[-1] = last._replace(decision=stop)
         self.done = True
         snapshot = self._take_snapshot(last.classification, now)
-        self._finish(snapshot, last.classification, now)
+        self._finish(snapshot, last.classification, now, self._engine.listeners())
 
     # -- bookkeeping --------------------------------------------------------------------
 
@@ -510,7 +510,7 @@ class Call:
             record = snapshot.get()
             notify_attempt(listeners, record, record.attempts[-1])
         if self.done:
-            self._finish(snapshot, classification, now)
+            self._finish(snapshot, classification, now, listeners)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
@@ -522,7 +522,13 @@ class Call:
         if self.facts.id is not None:
             engine.observed.resent(self._session, self.facts.id, self._wire_id)
 
-    def _finish(self, snapshot: LazyRecord, classification: Classification, now: float) -> None:
+    def _finish(
+        self,
+        snapshot: LazyRecord,
+        classification: Classification,
+        now: float,
+        listeners: tuple[Hook, ...],
+    ) -> None:
         engine = self._engine
         facts = self.facts
         if facts.id is not None:
@@ -532,7 +538,6 @@ class Call:
             engine.detector.finished(facts.digest, failed, now)
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
-        listeners = engine.listeners()
         if listeners:
             notify_call(listeners, snapshot.get())
 

@@ -183,7 +183,7 @@ class LazyRecord:
         if record is None:
             values = self._values
             attempts = tuple(Attempt(*a) for a in values[4])
-            record = CallRecord(*values[:4], attempts, *values[5:])
+            record = CallRecord(*(values[:4] + (attempts,) + values[5:]))
             self._record = record  # two threads may both build it: equal values
         return record
 

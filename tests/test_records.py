@@ -1,0 +1,81 @@
+"""Records are snapshots built when read: the lazy form must build exactly the record."""
+
+from __future__ import annotations
+
+import attrs
+
+from mcp_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
+from mcp_retry._classify import verdict
+from mcp_retry._policy import Action, Decision, Reason
+from mcp_retry._records import AttemptValues, LazyRecord
+
+
+def test_attempt_values_follow_the_attempt_fields_in_order() -> None:
+    assert AttemptValues._fields == tuple(f.name for f in attrs.fields(Attempt))
+
+
+def test_lazy_record_builds_the_record_once() -> None:
+    ok = verdict(Outcome.TOOL_SUCCESS)
+    stop = Decision(Action.STOP, Reason.SUCCESS)
+    attempt = AttemptValues(
+        1,
+        RetryOrigin.NONE,
+        7,
+        ok,
+        200,
+        "application/json",
+        None,
+        0.0,
+        None,
+        stop,
+        0.0,
+        0.01,
+        "post",
+    )
+    values = (
+        "tools/call",
+        "search",
+        7,
+        Idempotency.READ,
+        (attempt,),
+        ok,
+        True,
+        "client@1",
+        "2025-11-25",
+        "s1",
+        None,
+        "d" * 24,
+        1.0,
+        0.01,
+    )
+    lazy = LazyRecord(values)
+    record = lazy.get()
+    assert lazy.get() is record
+    assert record == CallRecord(
+        method="tools/call",
+        tool="search",
+        request_id=7,
+        idempotency=Idempotency.READ,
+        attempts=(Attempt(*attempt),),
+        classification=ok,
+        complete=True,
+        client="client@1",
+        protocol_version="2025-11-25",
+        session_id="s1",
+        arguments_digest="d" * 24,
+        started_at=1.0,
+        duration=0.01,
+    )
+    assert record.attempts[0].decision is stop
+
+
+def test_history_takes_records_and_snapshots_and_replaces_by_identity() -> None:
+    history = History(maxlen=3)
+    plain = CallRecord(method="ping", tool=None, request_id=1, idempotency=Idempotency.READ)
+    history.append(plain)
+    first = LazyRecord.of(plain)
+    history.append(first)
+    history.append(LazyRecord.of(plain), replacing=first)  # equal value, other snapshot
+    assert len(history) == 2
+    assert history.records() == [plain, plain]
+    assert history.last() == plain
