@@ -27,11 +27,11 @@ try:  # optional: reads a tools/call without building its arguments (see _quick_
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _decode_call = None
-    _CALL_ERRORS: tuple[type[Exception], ...] = ()
+    _SHAPE_ERRORS: tuple[type[Exception], ...] = ()
     _UNSET: Any = object()
 else:
     _UNSET = msgspec.UNSET
-    _CALL_ERRORS = (msgspec.DecodeError, RecursionError)
+    _SHAPE_ERRORS = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
 
     class _CallParams(msgspec.Struct):
         name: Any = msgspec.UNSET
@@ -200,23 +200,31 @@ def parse_request(body: bytes) -> RequestFacts | None:
     return RequestFacts(method, request_id, tool, _digest(method, params), body, message)
 
 
-def _quick_call(body: bytes) -> RequestFacts | None:
-    """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
-    None for anything else, which ``parse_request`` then reads whole.
-
-    Used only beside orjson, like the answer's quick read (see ``_quick``).
+def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
+    """``decode(body)`` for a quick reader (a msgspec decoder of a typed shape), or None when
+    it cannot be trusted to read as ``loads`` would: msgspec or orjson missing (beside orjson
+    both refuse JSON nested past about a thousand levels, where the standard library's
+    limit moves with the stack), bytes that are not UTF-8 (msgspec does not check the parts
+    it skips), or bytes that are not JSON of that shape.
     """
-    decode = _decode_call
     if decode is None or _fast_loads is None:
         return None
     if not body.isascii():
         try:
-            body.decode()  # msgspec does not check UTF-8 in the parts it skips
+            body.decode()
         except UnicodeDecodeError:
             return None
     try:
-        call = decode(body)
-    except _CALL_ERRORS:
+        return decode(body)
+    except _SHAPE_ERRORS:
+        return None
+
+
+def _quick_call(body: bytes) -> RequestFacts | None:
+    """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
+    None for anything else, which ``parse_request`` then reads whole."""
+    call = read_shape(_decode_call, body)
+    if call is None:
         return None
     params = call.params
     if (

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _jsonrpc
-from ._jsonrpc import RequestId, same_id
+from ._jsonrpc import RequestId, read_shape, same_id
 
 __all__ = ["quick_success"]
 
@@ -22,11 +21,9 @@ try:
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _decode = None
-    _ERRORS: tuple[type[Exception], ...] = ()
     _UNSET: Any = object()
 else:
     _UNSET = msgspec.UNSET
-    _ERRORS = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
 
     class _Result(msgspec.Struct, rename="camel"):
         result_type: Any = msgspec.UNSET
@@ -46,21 +43,10 @@ def quick_success(body: bytes, expected_id: RequestId, method: str) -> bool:
     """True when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
     result, complete, and for ``tools/call`` a tool result with content and no error.
 
-    False means "not sure", never "failed". Used only beside orjson: both then refuse JSON
-    nested deeper than about a thousand levels, where the standard library's limit moves
-    with the stack.
+    False means "not sure" (see ``read_shape``), never "failed".
     """
-    decode = _decode
-    if decode is None or _jsonrpc._fast_loads is None:
-        return False
-    if not body.isascii():
-        try:
-            body.decode()  # msgspec does not check UTF-8 in the parts it skips
-        except UnicodeDecodeError:
-            return False
-    try:
-        answer = decode(body)
-    except _ERRORS:  # not JSON, or not this shape: the full classifier will tell
+    answer = read_shape(_decode, body)
+    if answer is None:
         return False
     result = answer.result
     if (

@@ -183,7 +183,8 @@ class LazyRecord:
         if record is None:
             values = self._values
             attempts = tuple(Attempt(*a) for a in values[4])
-            record = CallRecord(*(values[:4] + (attempts,) + values[5:]))
+            fields: tuple[Any, ...] = (*values[:4], attempts, *values[5:])
+            record = CallRecord(*fields)
             self._record = record  # two threads may both build it: equal values
         return record
 
