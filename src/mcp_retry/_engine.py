@@ -13,7 +13,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -67,9 +67,8 @@ _NOT_FAILURES = frozenset(
 )
 
 
-@attrs.frozen
-class Head:
-    """The parts of a response head the engine reads."""
+class Head(NamedTuple):
+    """The parts of a response head the engine reads (a tuple: one is made per response)."""
 
     status: int
     content_type: str | None = None

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ._redact import scrub
 
 __all__ = ["describe_error", "header_values", "is_jsonrpc_post", "strip_headers"]
 
-REQUEST_HEADERS = frozenset(
-    {b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"last-event-id"}
-)
-RESPONSE_HEADERS = frozenset(
-    {b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding"}
-)
+REQUEST_HEADERS = {
+    name: name.decode()
+    for name in (b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
+}
+RESPONSE_HEADERS = {
+    name: name.decode()
+    for name in (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding")
+}
 
 # By class name, so one table serves httpx and httpx2; the first name in the MRO wins.
 _KINDS = {
@@ -51,20 +53,21 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
     return kind, scrub(f"{type(exc).__name__}: {exc}")[:200]
 
 
-def header_values(raw: Iterable[tuple[bytes, bytes]], names: frozenset[bytes]) -> dict[str, str]:
-    """The named headers (lower-case names), read in one pass over the raw list.
+def header_values(
+    raw: Iterable[tuple[bytes, bytes]], names: Mapping[bytes, str]
+) -> dict[str, str]:
+    """The named headers, read in one pass over the raw list.
 
-    One pass costs less than a lookup per name in an httpx ``Headers``, which scans the
-    whole list each time; the first of repeated headers wins, as ``Headers.get`` would
-    join them and none of these may be repeated.
+    ``names`` maps each lower-case raw name to the name it is found under. One pass costs
+    less than a lookup per name in an httpx ``Headers``, which scans the whole list each
+    time; the first of repeated headers wins, as ``Headers.get`` would join them and none
+    of these may be repeated.
     """
     found: dict[str, str] = {}
     for key, value in raw:
-        lower = key.lower()
-        if lower in names:
-            name = lower.decode("latin-1")
-            if name not in found:
-                found[name] = value.decode("latin-1")
+        name = names.get(key.lower())
+        if name is not None and name not in found:
+            found[name] = value.decode("latin-1")
     return found
 
 
