@@ -133,6 +133,31 @@ def _targets(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _floor(results: dict[str, Any]) -> list[str]:
+    """The minimal sketch beside the others: what classification alone costs."""
+    cells = results.get("floor")
+    if not cells:
+        return []
+    lines = [
+        "## What classification alone costs",
+        "",
+        "`benchmarks/floor.py`'s `MinimalTransport` does only what no classifying wrapper can "
+        "skip for a 1 KiB JSON `tools/call` (sync, prebuilt-body inner transport): read the "
+        "request's method and id, send, read the answer, classify it with mcp-retry's own "
+        "parser and classifier, keep one tuple per call. No retries, records, hooks, budget "
+        "or re-send detection. Measured in its own interleaved rounds:",
+        "",
+        "| contender | µs per call | ratio to httpx | added |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, cell in cells.items():
+        lines.append(
+            f"| {name} | {cell['us_per_call']:.1f} | x{cell['ratio']:.3f} | "
+            f"+{cell['added_us']:.1f} µs |"
+        )
+    return [*lines, ""]
+
+
 def _yes(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
@@ -198,6 +223,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         *_targets(results),
         "",
+        *_floor(results),
         "## Cost per call, prebuilt-body inner transport",
         "",
         "A `tools/call` request (184 B) answered by an inner transport that hands back a "

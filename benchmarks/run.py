@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import classifier, memory, percall, retry_timing, throughput
+from . import classifier, floor, memory, percall, retry_timing, throughput
 from .report import render
 
 HERE = Path(__file__).resolve().parent
@@ -172,6 +172,8 @@ def run(settings: dict[str, Any], *, loopback: bool) -> dict[str, Any]:
                 }
             )
     results["mock"] = rows
+    _log("per call, mock inner: the minimal sketch")
+    results["floor"] = floor.run(rounds=settings["rounds"], target=settings["target"])
     if loopback:
         rows = []
         with percall.loopback_server() as url:
