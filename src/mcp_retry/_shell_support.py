@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ._classify import media_type
 from ._redact import scrub
 
 __all__ = ["describe_error", "header_values", "is_jsonrpc_post", "strip_headers"]
@@ -73,9 +74,7 @@ def header_values(
 
 def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
     """Only JSON POSTs can carry a JSON-RPC message; everything else passes through."""
-    if method != "POST" or content_type is None:
-        return False
-    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+    return method == "POST" and media_type(content_type)[0] == "application/json"
 
 
 def strip_headers(raw: Iterable[tuple[bytes, bytes]], *names: bytes) -> list[tuple[bytes, bytes]]:
