@@ -375,6 +375,32 @@ async def test_sse_answer_after_a_retry_gets_the_callers_id(mode: str) -> None:
     assert b"id: e1\n" in data
 
 
+async def test_sse_answer_keeps_its_head_but_not_a_length_it_may_no_longer_have(
+    mode: str,
+) -> None:
+    def sized(request: dict[str, Any]) -> httpx.Response:
+        body = sse_event(ok_result(request.get("id")))
+        headers = {"content-type": "text/event-stream", "content-length": str(len(body))}
+        response = httpx.Response(200, headers={**headers, "x-server": "kitchen"})
+        response._chunks = [body]  # type: ignore[attr-defined]
+        return response
+
+    script = Script(status_reply(503), sized)
+    d = Driver(mode, script)
+    response, data = await d.stream_text(rpc("tools/list", id=12))
+    assert b'"id":12' in data  # restored: no longer the length the server sent
+    assert "content-length" not in response.headers
+    assert response.headers["x-server"] == "kitchen"
+    assert all(s.closed for s in script.streams)
+
+    plain = Script(sse_reply(lambda i: [sse_event(ok_result(i))]))
+    response, data = await Driver(mode, plain).stream_text(tool_call(id=4))
+    assert data == sse_event(ok_result(4))
+    assert response.headers["content-type"] == "text/event-stream"
+    assert get_record(response).complete  # type: ignore[union-attr]
+    assert all(s.closed for s in plain.streams)
+
+
 async def test_broken_sse_stream_of_a_read_is_reissued_and_spliced(mode: str) -> None:
     progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
     first = sse_reply(

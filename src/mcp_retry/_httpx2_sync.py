@@ -231,8 +231,53 @@ class RetryTransport(httpx.BaseTransport):
     def _streaming(
         self, call: Call, request: httpx.Request, response: httpx.Response, head: Head
     ) -> httpx.Response:
-        stream = _TrackedStream(self, call, request, response, call.stream(head))
-        return _rebuilt(call, request, response, stream=stream)
+        body = _Body(response, head)
+        stream = _TrackedStream(self, call, request, body, call.stream(head))
+        if not body.raw or "content-length" in response.headers:
+            # Decoded, or of a length the events handed on may not keep (an id restored,
+            # a duplicate dropped): a response of ours, without the length.
+            return _rebuilt(call, request, response, stream=stream)
+        response.stream = stream  # the server's response, handed on with its body tracked
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
+
+
+class _Body:
+    """The bytes of one SSE answer as its reader would see them, and their closing.
+
+    Read from the raw stream when nothing needs decoding (the response itself can then be
+    handed on, head and all); else from the response's decoded bytes. Closed once.
+    """
+
+    def __init__(self, response: httpx.Response, head: Head) -> None:
+        stream = response.stream
+        self._response = response
+        self._raw = (
+            stream
+            if isinstance(stream, httpx.SyncByteStream)
+            and not head.encoded
+            and not response.is_stream_consumed
+            else None
+        )
+        self._closed = False
+
+    @property
+    def raw(self) -> bool:
+        return self._raw is not None
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self._raw is not None:
+            return self._raw.__iter__()
+        return self._response.iter_bytes()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._raw is not None:
+            self._raw.close()  # the connection goes back to the pool
+        else:
+            self._response.close()
 
 
 class _TrackedStream(httpx.SyncByteStream):
@@ -244,13 +289,13 @@ class _TrackedStream(httpx.SyncByteStream):
         transport: RetryTransport,
         call: Call,
         request: httpx.Request,
-        response: httpx.Response,
+        body: _Body,
         tracker: StreamTracker,
     ) -> None:
         self._transport = transport
         self._call = call
         self._request = request
-        self._response = response
+        self._body = body
         self._tracker = tracker
 
     def __iter__(self) -> Iterator[bytes]:
@@ -258,7 +303,7 @@ class _TrackedStream(httpx.SyncByteStream):
         while True:
             error: httpx.TransportError | None = None
             try:
-                for chunk in self._response.iter_bytes():
+                for chunk in self._body:
                     out = self._tracker.feed(chunk)
                     if out:
                         yield out
@@ -267,7 +312,7 @@ class _TrackedStream(httpx.SyncByteStream):
                     yield out
             except httpx.TransportError as exc:
                 error = exc
-            self._response.close()
+            self._body.close()
             problem = describe_error(error) if error is not None else None
             if not call.stream_ended(self._tracker, problem):
                 if not self._tracker.done:
@@ -289,10 +334,11 @@ class _TrackedStream(httpx.SyncByteStream):
             except BaseException as exc:
                 call.abandoned(exc)
                 raise
-            self._response = response
             if head is not None:
+                self._body = _Body(response, head)
                 self._tracker = call.stream(head)
                 continue
+            response.close()  # a whole answer, read already
             event = call.splice_event() or call.contained(in_stream=True)
             if event is None:
                 status = response.status_code
@@ -305,7 +351,7 @@ class _TrackedStream(httpx.SyncByteStream):
             return
 
     def close(self) -> None:
-        self._response.close()
+        self._body.close()
         self._call.stream_closed(self._tracker)
 
 
