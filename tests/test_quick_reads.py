@@ -1,8 +1,9 @@
 """The quick readers (msgspec, extra ``fast``) never change a verdict or a request's facts.
 
-``quick_success`` may only say "surely a plain success"; ``_quick_call`` may only read a
-plain ``tools/call``. Each is compared here with the full reader on the same bytes:
-well-formed answers, near misses, hostile bytes, and mutations of real answers.
+``quick_read`` may only say "surely a plain success" or "surely a request or notification";
+``_quick_call`` may only read a plain ``tools/call``. Each is compared here with the full
+reader on the same bytes: well-formed answers, near misses, hostile bytes, and mutations of
+real answers, as JSON bodies and as SSE events.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_retry import _jsonrpc
-from mcp_retry._classify import Outcome, classify_answer
+from mcp_retry import _quick as quick_module
+from mcp_retry._classify import Outcome, classify_answer, classify_event
 from mcp_retry._jsonrpc import _quick_call, parse_request
-from mcp_retry._quick import quick_success
+from mcp_retry._quick import Quick, quick_read
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(
@@ -87,7 +89,7 @@ def test_quick_success_agrees_with_the_full_classifier(
 ) -> None:
     for body in _encodings(answer):
         full = _full(body, expected_id, method)
-        if quick_success(body, expected_id, method):
+        if quick_read(body, expected_id, method) is Quick.SUCCESS:
             assert full.outcome in (Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS), body
         assert _quick(body, expected_id, method) == full
 
@@ -133,9 +135,43 @@ def test_quick_success_on_hostile_answers(body: bytes) -> None:
 
 def test_quick_success_takes_the_common_answer() -> None:
     body = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}'
-    assert quick_success(body, 7, "tools/call")
-    assert quick_success(b'{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}', "a", "tools/list")
-    assert not quick_success(body, "7", "tools/call")  # ids differ by type
+    assert quick_read(body, 7, "tools/call") is Quick.SUCCESS
+    tools = b'{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}'
+    assert quick_read(tools, "a", "tools/list") is Quick.SUCCESS
+    assert quick_read(body, "7", "tools/call") is Quick.NOT_SURE  # ids differ by type
+    note = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
+    assert quick_read(note, 7, "tools/call") is Quick.REQUEST
+
+
+# -- SSE events ---------------------------------------------------------------------------
+
+EVENTS = ANSWERS | st.fixed_dictionaries(
+    {"method": st.sampled_from(["notifications/progress", "sampling/createMessage", None])},
+    optional={"jsonrpc": st.just("2.0"), "id": IDS, "params": VALUES, "result": RESULTS},
+)
+
+
+def _full_event(data: bytes, expected_id: Any, method: str) -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quick_module, "_decode", None)  # the quick reader is never sure
+        return classify_event(data, "message", expected_id, method)
+
+
+@given(message=EVENTS, expected_id=IDS, method=METHODS, cut=st.integers(0, 300))
+@settings(max_examples=600, deadline=None)
+def test_quick_event_reads_agree_with_the_full_classifier(
+    message: dict[str, Any], expected_id: Any, method: str, cut: int
+) -> None:
+    whole = json.dumps(message).encode()
+    for data in (whole, whole[:cut], whole[:cut] + b"\xff" + whole[cut:]):
+        full = _full_event(data, expected_id, method)
+        for want_message in (True, False):
+            quick = classify_event(data, "message", expected_id, method, want_message=want_message)
+            assert (quick is None) == (full is None), data
+            if quick is not None:
+                assert quick[0] == full[0], data
+                if want_message:
+                    assert quick[1] == full[1], data
 
 
 # -- requests -----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from ._jsonrpc import JSON, RequestId, is_exact, loads, same_id
-from ._quick import quick_success
+from ._quick import Quick, quick_read
 from ._sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
@@ -181,7 +181,7 @@ def classify_answer(
     (None unless a 2xx JSON body was read) so a caller never parses the body twice.
 
     With ``want_message=False`` a plain success may be recognised without building the
-    message (see ``quick_success``); the message is then None.
+    message (see ``quick_read``); the message is then None.
     """
     if not 200 <= status < 300:
         return classify_http_error(status, body, content_type), None
@@ -194,9 +194,9 @@ def classify_answer(
         if (
             not want_message
             and charset in (None, "utf-8", "utf8")
-            and quick_success(body, expected_id, method)
+            and quick_read(body, expected_id, method) is Quick.SUCCESS
         ):
-            return (_TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS), None
+            return _success(method), None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes), None
@@ -257,7 +257,9 @@ def classify_sse(
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
     for event in decoder.feed(body) + decoder.finish():
-        found = classify_event(event.data, event.event, expected_id, method)
+        found = classify_event(
+            event.data, event.event, expected_id, method, want_message=False
+        )
         if found is not None:
             return found[0]
     if decoder.oversized:
@@ -266,16 +268,27 @@ def classify_sse(
 
 
 def classify_event(
-    data: bytes, event_type: str, expected_id: RequestId, method: str
+    data: bytes,
+    event_type: str,
+    expected_id: RequestId,
+    method: str,
+    *,
+    want_message: bool = True,
 ) -> tuple[Classification, Any] | None:
     """Classify one SSE event if it answers ``expected_id``; None if it is for someone else.
 
     Returns:
         The classification and the parsed message, or None for keep-alives, notifications,
-        server requests and responses to other ids.
+        server requests and responses to other ids. With ``want_message=False`` a plain
+        success may be recognised without building the message, which is then None.
     """
     if event_type != "message" or not data or data.isspace():  # blank: nothing to read
         return None
+    quick = quick_read(data, expected_id, method)
+    if quick is Quick.REQUEST:
+        return None  # a notification or a server request: not our answer
+    if quick is Quick.SUCCESS and not want_message:
+        return _success(method), None
     try:
         # Most events are notifications: their shape (numbers play no part) is all we need.
         message = loads(data, exact=False)
@@ -320,6 +333,10 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
 # Frozen values, so the common verdicts are shared rather than built per call.
 _RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
 _TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
+
+
+def _success(method: str) -> Classification:
+    return _TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS
 
 
 def _classify_result(result: JSON, method: str) -> Classification:

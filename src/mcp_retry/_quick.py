@@ -1,20 +1,22 @@
-"""Recognise a plain success without building the message (optional: needs msgspec).
+"""Recognise the common messages without building them (optional: needs msgspec).
 
-Most answers are plain successes, and a classification needs only a few of their fields.
-msgspec decodes those few into a typed shape and only checks the rest as JSON, where a full
-parse builds every string and number of the result. Anything else (an error, an unusual
-shape, bytes msgspec would read differently) gets None: the full classifier decides, so the
-verdicts are the same with and without this module (a property test holds it to that).
+Most answers are plain successes and most SSE events are notifications, and a
+classification needs only a few of their fields. msgspec decodes those few into a typed
+shape and only checks the rest as JSON, where a full parse builds every string and number.
+Anything else (an error, an unusual shape, bytes msgspec would read differently) is
+NOT_SURE: the full classifier decides, so the verdicts are the same with and without this
+module (property tests hold it to that).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
 from ._jsonrpc import RequestId, read_shape, same_id
 
-__all__ = ["quick_success"]
+__all__ = ["Quick", "quick_read"]
 
 _decode: Callable[[bytes], Any] | None
 try:
@@ -30,35 +32,47 @@ else:
         content: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET  # items not read
         is_error: Any = msgspec.UNSET
 
-    class _Answer(msgspec.Struct):
+    class _Message(msgspec.Struct):
         jsonrpc: Any = msgspec.UNSET
         id: Any = msgspec.UNSET
+        method: Any = msgspec.UNSET  # params not read
         result: _Result | msgspec.UnsetType = msgspec.UNSET
         error: Any = msgspec.UNSET
 
-    _decode = msgspec.json.Decoder(_Answer).decode
+    _decode = msgspec.json.Decoder(_Message).decode
 
 
-def quick_success(body: bytes, expected_id: RequestId, method: str) -> bool:
-    """True when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
-    result, complete, and for ``tools/call`` a tool result with content and no error.
+class Quick(Enum):
+    """What a quick read could tell of one JSON text."""
 
-    False means "not sure" (see ``read_shape``), never "failed".
+    NOT_SURE = "not sure"  # anything but the two below: read it whole
+    SUCCESS = "success"  # a plain success answering the expected id
+    REQUEST = "request"  # a JSON object with a "method": a notification or server request
+
+
+def quick_read(body: bytes, expected_id: RequestId, method: str) -> Quick:
+    """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
+    result without "method", complete, and for ``tools/call`` a tool result with content
+    and no error. REQUEST when it is a JSON object with a "method" member. Else NOT_SURE,
+    which never means "failed" (see ``read_shape``).
     """
-    answer = read_shape(_decode, body)
-    if answer is None:
-        return False
-    result = answer.result
+    message = read_shape(_decode, body)
+    if message is None:
+        return Quick.NOT_SURE
+    if message.method is not _UNSET:
+        return Quick.REQUEST
+    result = message.result
     if (
-        answer.jsonrpc != "2.0"
-        or answer.error is not _UNSET
+        message.jsonrpc != "2.0"
+        or message.error is not _UNSET
         or result is _UNSET
-        or not same_id(answer.id, expected_id)
+        or not same_id(message.id, expected_id)
     ):
-        return False
+        return Quick.NOT_SURE
     if result.result_type is not _UNSET and result.result_type != "complete":
-        return False
+        return Quick.NOT_SURE
     if method != "tools/call":
-        return True
+        return Quick.SUCCESS
     is_error = result.is_error
-    return result.content is not _UNSET and (is_error is _UNSET or is_error is False)
+    plain = result.content is not _UNSET and (is_error is _UNSET or is_error is False)
+    return Quick.SUCCESS if plain else Quick.NOT_SURE

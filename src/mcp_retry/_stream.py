@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._classify import OVERSIZED, Classification, Outcome, classify_event, verdict
 from ._jsonrpc import JSON, RequestId, same_id, with_id
+from ._observed import LEARNED_METHODS
 from ._sse import Event, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
@@ -23,6 +24,8 @@ class StreamTracker:
         self._wire_id = wire_id
         self._caller_id = caller_id
         self._method = method
+        # The answer itself is wanted only to learn from it, or to restore the caller's id.
+        self._want_message = method in LEARNED_METHODS or not same_id(wire_id, caller_id)
         self._decoder = SSEDecoder(max_event_bytes)
         self.classification: Classification | None = None
         self.message: JSON = None
@@ -52,12 +55,18 @@ class StreamTracker:
             data = event.data
             if data:
                 self.events += 1
-                found = classify_event(data, event.event, self._wire_id, self._method)
+                found = classify_event(
+                    data,
+                    event.event,
+                    self._wire_id,
+                    self._method,
+                    want_message=self._want_message,
+                )
                 if found is not None and self.classification is None:
                     self.classification, self.message = found
                     out.append(self._restore_id(event.raw, event.event, event.id))
                     continue
-                if found is not None and found[1] is not None:
+                if found is not None and found[0].outcome is not Outcome.MALFORMED_JSON:
                     self.duplicates += 1  # a second answer to the request: handed on once only
                     continue
             out.append(event.raw)
