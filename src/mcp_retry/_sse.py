@@ -9,8 +9,7 @@ forward a stream event by event and replace a single event without re-encoding t
 from __future__ import annotations
 
 import re
-
-import attrs
+from typing import NamedTuple
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "Event", "SSEDecoder", "encode_event"]
 
@@ -19,9 +18,9 @@ DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 _EOL = re.compile(rb"\r\n|\r|\n")
 
 
-@attrs.frozen
-class Event:
-    """One dispatched SSE event and the exact bytes it was read from."""
+class Event(NamedTuple):
+    """One dispatched SSE event and the exact bytes it was read from (a tuple: one is made
+    per event of every stream)."""
 
     data: bytes
     event: str
@@ -88,13 +87,12 @@ class SSEDecoder:
         with memoryview(buf) as view:  # slices copy once; released before buf is resized
             while (eol := find(b"\n", pos)) >= 0:
                 if eol != pos:
-                    line = bytes(view[pos:eol])
-                    if line.startswith(b"data: "):  # the usual lines, as _field reads them
-                        data.append(line[6:])
-                    elif line == b"event: message":
+                    if buf.startswith(b"data: ", pos):  # the usual lines, as _field reads them
+                        data.append(bytes(view[pos + 6 : eol]))
+                    elif eol - pos == 14 and buf.startswith(b"event: message", pos):
                         self._type = "message"
                     else:
-                        field(line)
+                        field(bytes(view[pos:eol]))
                     pos = eol + 1
                     continue
                 raw = bytes(view[start : eol + 1])
