@@ -2,7 +2,8 @@
 
 ``python -m benchmarks._server`` prints ``PORT <n>`` once listening and serves until its
 stdin closes (so it never outlives the benchmark that started it). ``POST /mcp/<case>``
-answers with the case's prebuilt body: ``json-1k``, ``json-64k`` or ``sse-1m``.
+answers with the case's prebuilt body: ``json-1k``, ``json-64k``, ``sse-1k`` or ``sse-1m``
+(SSE without a Content-Length, as MCP servers stream it).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ._payloads import CHUNK, json_response, sse_chunks, sse_stream
 BODIES: dict[str, tuple[bytes, list[bytes]]] = {
     "json-1k": (b"application/json", [json_response(1024)]),
     "json-64k": (b"application/json", [json_response(65536)]),
+    "sse-1k": (b"text/event-stream", sse_chunks(sse_stream(1024), CHUNK)),
     "sse-1m": (b"text/event-stream", sse_chunks(sse_stream(1 << 20), CHUNK)),
 }
 
@@ -44,7 +46,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         return
     content_type, chunks = BODIES[case]
     headers = [(b"content-type", content_type)]
-    if len(chunks) == 1:
+    if content_type == b"application/json":
         headers.append((b"content-length", str(len(chunks[0])).encode()))
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     for i, chunk in enumerate(chunks):

@@ -48,7 +48,7 @@ def _find(rows: list[dict[str, Any]], case: str, mode: str) -> dict[str, Any] | 
 def _headline(results: dict[str, Any]) -> list[str]:
     lines = ["| | sync | async |", "| --- | --- | --- |"]
     for section, label in (("mock", "mock inner"), ("loopback", "loopback")):
-        for case in ("json-1k", "json-64k", "sse-1m"):
+        for case in ("json-1k", "json-64k", "sse-1k", "sse-1m"):
             cells = []
             for mode in ("sync", "async"):
                 found = _find(results.get(section, []), case, mode)
