@@ -3,9 +3,10 @@
 ``MinimalTransport`` does only what no classifying wrapper can skip for a JSON
 ``tools/call``: read the request's method and id, send it, read the answer, classify it
 (with mcp-retry's own parser and classifier, quick readers included) and keep one tuple per
-call. It retries nothing, records no attempts, tells no hooks. Measured beside bare httpx,
-mcp-retry and httpx-retries in one run, it shows how much of mcp-retry's cost is the
-classification itself and how much is everything else.
+call. It retries nothing, records no attempts, tells no hooks. With ``classify=False`` it
+does the same reads and hand-off without parsing anything: the plumbing alone. Measured
+beside bare httpx, mcp-retry and httpx-retries in one run, the two show how mcp-retry's
+cost splits into plumbing, classification and everything else.
 """
 
 from __future__ import annotations
@@ -28,22 +29,28 @@ from .percall import POST_HEADERS, URL, _wrap, contenders, mock_inner, summarise
 __all__ = ["MinimalTransport", "run"]
 
 SKETCH = "minimal sketch"
+PLUMBING = "its plumbing alone"
 
 
 class MinimalTransport(httpx.BaseTransport):
-    """Classify every JSON-RPC answer and keep a bounded history; nothing more."""
+    """Classify every JSON-RPC answer and keep a bounded history; nothing more.
 
-    def __init__(self, inner: httpx.BaseTransport) -> None:
+    With ``classify=False``: the same reads, hand-off and history, nothing parsed.
+    """
+
+    def __init__(self, inner: httpx.BaseTransport, *, classify: bool = True) -> None:
         self._inner = inner
+        self._classify = classify
         self._history: deque[tuple[Any, ...]] = deque(maxlen=1000)
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         content_type = request.headers.get("content-type", "")
-        facts = None
-        if request.method == "POST" and content_type.startswith("application/json"):
-            facts = parse_request(request.read())
-        if facts is None:
+        if request.method != "POST" or not content_type.startswith("application/json"):
+            return self._inner.handle_request(request)
+        sent = request.read()
+        facts = parse_request(sent) if self._classify else None
+        if self._classify and facts is None:
             return self._inner.handle_request(request)
         started = time.monotonic()
         response = self._inner.handle_request(request)
@@ -52,25 +59,31 @@ class MinimalTransport(httpx.BaseTransport):
         body = b"".join(stream)
         stream.close()
         response.stream = httpx.ByteStream(body)
-        verdict = classify(
-            response.status_code,
-            body,
-            content_type=response.headers.get("content-type"),
-            expected_id=facts.id,
-            method=facts.method,
-        )
+        answer_type = response.headers.get("content-type")
+        verdict = None
+        if facts is not None:
+            verdict = classify(
+                response.status_code,
+                body,
+                content_type=answer_type,
+                expected_id=facts.id,
+                method=facts.method,
+            )
         with self._lock:
-            self._history.append((facts.method, facts.id, verdict, time.monotonic() - started))
+            self._history.append((len(sent), answer_type, verdict, time.monotonic() - started))
         return response
 
 
 def _batches(case: str) -> dict[str, Batch]:
     batches: dict[str, Batch] = {}
-    for name in (*contenders()[:2], SKETCH, *contenders()[2:]):
+    for name in (*contenders()[:2], SKETCH, PLUMBING, *contenders()[2:]):
         if "stdlib" in name:
             continue
         inner, _ = mock_inner(case)
-        transport = MinimalTransport(inner) if name == SKETCH else _wrap(name, inner, False)
+        if name in (SKETCH, PLUMBING):
+            transport: httpx.BaseTransport = MinimalTransport(inner, classify=name == SKETCH)
+        else:
+            transport = _wrap(name, inner, False)
         client = httpx.Client(transport=transport)
 
         def batch(n: int, client: httpx.Client = client) -> float:

@@ -145,7 +145,8 @@ def _floor(results: dict[str, Any]) -> list[str]:
         "skip for a 1 KiB JSON `tools/call` (sync, prebuilt-body inner transport): read the "
         "request's method and id, send, read the answer, classify it with mcp-retry's own "
         "parser and classifier, keep one tuple per call. No retries, records, hooks, budget "
-        "or re-send detection. Measured in its own interleaved rounds:",
+        "or re-send detection. Its plumbing alone is the same transport parsing nothing "
+        "(the same reads, hand-off and history). Measured in their own interleaved rounds:",
         "",
         "| contender | µs per call | ratio to httpx | added |",
         "| --- | --- | --- | --- |",
