@@ -22,9 +22,8 @@ import httpx
 from mcp_retry import classify
 from mcp_retry._jsonrpc import parse_request
 
-from ._payloads import REQUEST
-from ._timing import Batch, clock, interleave
-from .percall import POST_HEADERS, URL, _wrap, contenders, mock_inner, summarise
+from ._timing import Batch, interleave
+from .percall import URL, _wrap, contenders, mock_inner, summarise, sync_batch
 
 __all__ = ["MinimalTransport", "run"]
 
@@ -84,16 +83,7 @@ def _batches(case: str) -> dict[str, Batch]:
             transport: httpx.BaseTransport = MinimalTransport(inner, classify=name == SKETCH)
         else:
             transport = _wrap(name, inner, False)
-        client = httpx.Client(transport=transport)
-
-        def batch(n: int, client: httpx.Client = client) -> float:
-            post = client.post
-            start = clock()
-            for _ in range(n):
-                post(URL, content=REQUEST, headers=POST_HEADERS)
-            return clock() - start
-
-        batches[name] = batch
+        batches[name] = sync_batch(httpx.Client(transport=transport), URL, name)
     return batches
 
 

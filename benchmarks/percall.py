@@ -29,7 +29,7 @@ try:  # the closest peer; optional (the bench extra)
 except ImportError:  # pragma: no cover - depends on the environment
     httpx_retries = None
 
-__all__ = ["contenders", "loopback_server", "parse_case", "run_case"]
+__all__ = ["contenders", "loopback_server", "parse_case", "run_case", "sync_batch"]
 
 URL = "http://mcp.test/mcp"
 # What an MCP client sends after initialisation.
@@ -130,19 +130,23 @@ def sync_batches(case: str, url: str | None = None) -> dict[str, Batch]:
         response = client.post(target, content=REQUEST, headers=POST_HEADERS)
         if response.status_code != 200 or (size >= 0 and len(response.content) != size):
             raise RuntimeError(f"{contender} {case}: unexpected answer")
-
-        def batch(
-            n: int, client: httpx.Client = client, target: str = target, name: str = contender
-        ) -> float:
-            post = client.post
-            with _json_parser(name):
-                start = clock()
-                for _ in range(n):
-                    post(target, content=REQUEST, headers=POST_HEADERS)
-                return clock() - start
-
-        batches[contender] = batch
+        batches[contender] = sync_batch(client, target, contender)
     return batches
+
+
+def sync_batch(client: httpx.Client, target: str, name: str) -> Batch:
+    """A batch of n timed POSTs of the request through ``client``, with the JSON parser
+    ``name`` runs on (see ``_json_parser``)."""
+
+    def batch(n: int) -> float:
+        post = client.post
+        with _json_parser(name):
+            start = clock()
+            for _ in range(n):
+                post(target, content=REQUEST, headers=POST_HEADERS)
+            return clock() - start
+
+    return batch
 
 
 def async_batches(
