@@ -257,9 +257,7 @@ def classify_sse(
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
     for event in decoder.feed(body) + decoder.finish():
-        found = classify_event(
-            event.data, event.event, expected_id, method, want_message=False
-        )
+        found = classify_event(event.data, event.event, expected_id, method, want_message=False)
         if found is not None:
             return found[0]
     if decoder.oversized:

@@ -54,9 +54,7 @@ def describe_error(exc: BaseException) -> tuple[str, str]:
     return kind, scrub(f"{type(exc).__name__}: {exc}")[:200]
 
 
-def header_values(
-    raw: Iterable[tuple[bytes, bytes]], names: Mapping[bytes, str]
-) -> dict[str, str]:
+def header_values(raw: Iterable[tuple[bytes, bytes]], names: Mapping[bytes, str]) -> dict[str, str]:
     """The named headers, read in one pass over the raw list.
 
     ``names`` maps each lower-case raw name to the name it is found under. One pass costs
