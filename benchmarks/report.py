@@ -143,10 +143,13 @@ def _floor(results: dict[str, Any]) -> list[str]:
         "",
         "`benchmarks/floor.py`'s `MinimalTransport` does only what no classifying wrapper can "
         "skip for a 1 KiB JSON `tools/call` (sync, prebuilt-body inner transport): read the "
-        "request's method and id, send, read the answer, classify it with mcp-retry's own "
-        "parser and classifier, keep one tuple per call. No retries, records, hooks, budget "
-        "or re-send detection. Its plumbing alone is the same transport parsing nothing "
-        "(the same reads, hand-off and history). Measured in their own interleaved rounds:",
+        "request's method and id, send, read the answer, classify it, keep one tuple per "
+        "call. No retries, records, hooks, budget or re-send detection. The minimal sketch "
+        "uses mcp-retry's own parser and classifier; the sketch with successes recognised "
+        "reads only the request's id and method with msgspec and the answer with the quick "
+        "reader (a full classification when that is not sure); its plumbing alone parses "
+        "nothing (the same reads, hand-off and history). Measured in their own interleaved "
+        "rounds:",
         "",
         "| contender | µs per call | ratio to httpx | added |",
         "| --- | --- | --- | --- |",

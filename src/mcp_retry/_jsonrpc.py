@@ -5,9 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, TypeAlias
-
-import attrs
+from typing import Any, NamedTuple, TypeAlias
 
 _orjson_loads: Callable[[bytes], Any] | None
 _orjson_sorted: Callable[[Any], bytes] | None
@@ -142,17 +140,23 @@ def same_id(a: object, b: object) -> bool:
     return is_request_id(a) and type(a) is type(b) and a == b
 
 
-@attrs.frozen
-class RequestFacts:
-    """What the transport needs to know about one JSON-RPC message sent by the client."""
+class RequestFacts(NamedTuple):
+    """What the transport needs to know about one JSON-RPC message sent by the client (a
+    tuple: one is made per request)."""
 
     method: str
     id: RequestId | None  # None: a notification
     tool: str | None = None  # params.name of a tools/call
     digest: str = ""  # a hash of method, tool and arguments (never the arguments)
-    source: bytes = attrs.field(default=b"", eq=False, repr=False)  # the body as sent
+    source: bytes = b""  # the body as sent
     # The message as read (integers past 64 bits perhaps as floats); None if not built.
-    parsed: dict[str, JSON] | None = attrs.field(default=None, eq=False, repr=False)
+    parsed: dict[str, JSON] | None = None
+
+    def __repr__(self) -> str:  # never the body: it holds the arguments
+        return (
+            f"RequestFacts(method={self.method!r}, id={self.id!r}, tool={self.tool!r}, "
+            f"digest={self.digest!r})"
+        )
 
     @property
     def is_notification(self) -> bool:
@@ -236,11 +240,9 @@ def _quick_call(body: bytes) -> RequestFacts | None:
     ):
         return None
     name = params.name.encode()
-    digest = hashlib.blake2b(digest_size=12)
-    digest.update(b"tools/call %d:" % len(name))
-    digest.update(name)
-    digest.update(params.arguments)
-    return RequestFacts("tools/call", call.id, params.name, digest.hexdigest(), body)
+    hashed = b"tools/call %d:%b%b" % (len(name), name, params.arguments)
+    digest = hashlib.blake2b(hashed, digest_size=12).hexdigest()
+    return RequestFacts("tools/call", call.id, params.name, digest, body)
 
 
 def _digest(method: str, params: object) -> str:
