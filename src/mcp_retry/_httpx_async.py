@@ -201,28 +201,22 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
             on in a response of ours.
         """
         limit = self._engine.max_event_bytes
-        stream = response.stream
         if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
             body = await response.aread()
             if len(body) > limit:
                 raise BodyTooLarge(f"response body larger than {limit} bytes")
             return body, True
-        if head.encoded or not isinstance(stream, httpx.AsyncByteStream):
-            chunks = []
-            async for chunk in _capped(response.aiter_bytes(), limit):
-                chunks.append(chunk)
-            return b"".join(chunks), False
+        raw = _raw_stream(response, head)
         chunks = []
-        size = 0
         try:
-            async for chunk in stream:
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLarge(f"response body larger than {limit} bytes")
+            async for chunk in _capped(response.aiter_bytes() if raw is None else raw, limit):
                 chunks.append(chunk)
         finally:
-            await stream.aclose()  # the connection goes back to the pool
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if raw is not None:
+                await raw.aclose()  # the connection goes back to the pool
+        body = b"".join(chunks)
+        if raw is None:
+            return body, False
         response.stream = httpx.ByteStream(body)
         return body, True
 
@@ -248,15 +242,8 @@ class _Body:
     """
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        stream = response.stream
         self._response = response
-        self._raw = (
-            stream
-            if isinstance(stream, httpx.AsyncByteStream)
-            and not head.encoded
-            and not response.is_stream_consumed
-            else None
-        )
+        self._raw = _raw_stream(response, head)
         self._closed = False
 
     @property
@@ -351,6 +338,15 @@ class _TrackedStream(httpx.AsyncByteStream):
     async def aclose(self) -> None:
         await self._body.aclose()
         self._call.stream_closed(self._tracker)
+
+
+def _raw_stream(response: httpx.Response, head: Head) -> httpx.AsyncByteStream | None:
+    """The response's unread body as sent, when that is how its reader would see it (no
+    Content-Encoding to undo); else None, and the body is read through the response."""
+    stream = response.stream
+    if head.encoded or response.is_stream_consumed or not isinstance(stream, httpx.AsyncByteStream):
+        return None
+    return stream
 
 
 def _head(response: httpx.Response) -> Head:

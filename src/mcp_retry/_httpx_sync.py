@@ -203,28 +203,22 @@ class RetryTransport(httpx.BaseTransport):
             on in a response of ours.
         """
         limit = self._engine.max_event_bytes
-        stream = response.stream
         if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
             body = response.read()
             if len(body) > limit:
                 raise BodyTooLarge(f"response body larger than {limit} bytes")
             return body, True
-        if head.encoded or not isinstance(stream, httpx.SyncByteStream):
-            chunks = []
-            for chunk in _capped(response.iter_bytes(), limit):
-                chunks.append(chunk)
-            return b"".join(chunks), False
+        raw = _raw_stream(response, head)
         chunks = []
-        size = 0
         try:
-            for chunk in stream:
-                size += len(chunk)
-                if size > limit:
-                    raise BodyTooLarge(f"response body larger than {limit} bytes")
+            for chunk in _capped(response.iter_bytes() if raw is None else raw, limit):
                 chunks.append(chunk)
         finally:
-            stream.close()  # the connection goes back to the pool
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if raw is not None:
+                raw.close()  # the connection goes back to the pool
+        body = b"".join(chunks)
+        if raw is None:
+            return body, False
         response.stream = httpx.ByteStream(body)
         return body, True
 
@@ -250,15 +244,8 @@ class _Body:
     """
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        stream = response.stream
         self._response = response
-        self._raw = (
-            stream
-            if isinstance(stream, httpx.SyncByteStream)
-            and not head.encoded
-            and not response.is_stream_consumed
-            else None
-        )
+        self._raw = _raw_stream(response, head)
         self._closed = False
 
     @property
@@ -353,6 +340,15 @@ class _TrackedStream(httpx.SyncByteStream):
     def close(self) -> None:
         self._body.close()
         self._call.stream_closed(self._tracker)
+
+
+def _raw_stream(response: httpx.Response, head: Head) -> httpx.SyncByteStream | None:
+    """The response's unread body as sent, when that is how its reader would see it (no
+    Content-Encoding to undo); else None, and the body is read through the response."""
+    stream = response.stream
+    if head.encoded or response.is_stream_consumed or not isinstance(stream, httpx.SyncByteStream):
+        return None
+    return stream
 
 
 def _head(response: httpx.Response) -> Head:
