@@ -76,6 +76,8 @@ LAYER_OF: dict[Outcome, Layer] = {
 
 SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})
 """Outcomes that end a call as the caller hoped (INPUT_REQUIRED is neither: it continues)."""
+NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED}
+"""Outcomes that are no failure: the successes, and a server asking for more input."""
 
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 

@@ -19,6 +19,7 @@ import attrs
 
 from ._budget import Budget, RetryBudget
 from ._classify import (
+    NOT_FAILURES,
     Classification,
     Outcome,
     classify_answer,
@@ -62,9 +63,6 @@ RECORD_ATTRIBUTE = "_mcp_retry_record"  # on the exception that ends a call
 IDEMPOTENCY_EXTENSION = "mcp_retry.idempotency"
 """A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
 _LOGGING_HOOK = LoggingHook()
-_NOT_FAILURES = frozenset(
-    {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
-)
 
 
 class Head(NamedTuple):
@@ -260,8 +258,7 @@ class Call:
             Whether to retry, and a replacement body to hand on (None: hand on as it is).
         """
         facts = self.facts
-        # Read without the huge-integer scan; _exact() re-reads if it is re-sent. The
-        # message itself is wanted only to learn from it, or to restore a re-sent id.
+        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
         classification, message = classify_answer(
             head.status,
             body,
@@ -269,7 +266,7 @@ class Call:
             expected_id=None if facts.id is None else self._wire_id,
             method=facts.method,
             max_event_bytes=self._engine.max_event_bytes,
-            want_message=facts.method in LEARNED_METHODS or self._wire_id is not facts.id,
+            want_message=self._wants_message(),
         )
         source = None
         if message is not None and media_type(head.content_type)[1] in (None, "utf-8", "utf8"):
@@ -304,7 +301,14 @@ class Call:
             caller_id=self.facts.id if self.facts.id is not None else self._wire_id,
             method=self.facts.method,
             max_event_bytes=self._engine.max_event_bytes,
+            want_message=self._wants_message(),
         )
+
+    def _wants_message(self) -> bool:
+        """Whether an answer must be read whole: to learn from it, or to restore the
+        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
+        without building it."""
+        return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
@@ -533,7 +537,7 @@ class Call:
         if facts.id is not None:
             if self._wire_id is not facts.id:
                 engine.observed.settled(self._session, facts.id)
-            failed = classification.outcome not in _NOT_FAILURES
+            failed = classification.outcome not in NOT_FAILURES
             engine.detector.finished(facts.digest, failed, now)
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None

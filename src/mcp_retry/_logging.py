@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ._classify import Classification, Outcome
+from ._classify import NOT_FAILURES, Classification, Outcome
 from ._policy import Decision
 from ._records import Attempt, CallRecord
 from ._redact import MESSAGE_CHARS, short_text
@@ -50,10 +50,6 @@ FIELDS = (
 )
 """The ``extra`` keys set on every log record this hook emits."""
 
-_NOT_FAILURES = frozenset(
-    {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED, Outcome.INPUT_REQUIRED}
-)
-
 
 def error_type(classification: Classification | None) -> str | None:
     """The low-cardinality name of a failure, as OpenTelemetry's ``error.type`` wants it.
@@ -62,7 +58,7 @@ def error_type(classification: Classification | None) -> str | None:
     ``tool_error`` for a tool result with ``isError``, else the outcome (``HTTP_ERROR``,
     ``NETWORK_ERROR``, ...); None for a success or an ``input_required`` result.
     """
-    if classification is None or classification.outcome in _NOT_FAILURES:
+    if classification is None or classification.outcome in NOT_FAILURES:
         return None
     if classification.code is not None:
         return str(classification.code)
@@ -95,7 +91,7 @@ class LoggingHook:
         c = attempt.classification
         decision = attempt.decision
         debug = log.isEnabledFor(logging.DEBUG)
-        quiet = attempt.number == 1 and c.outcome in _NOT_FAILURES and not _retries(decision)
+        quiet = attempt.number == 1 and c.outcome in NOT_FAILURES and not _retries(decision)
         if quiet and not debug:
             return  # healthy traffic: nothing to say at INFO
         extra = self._fields(record, attempt)

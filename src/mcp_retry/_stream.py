@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ._classify import OVERSIZED, Classification, Outcome, classify_event, verdict
 from ._jsonrpc import JSON, RequestId, same_id, with_id
-from ._observed import LEARNED_METHODS
 from ._sse import Event, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
@@ -19,13 +18,21 @@ class StreamTracker:
     """
 
     def __init__(
-        self, *, wire_id: RequestId, caller_id: RequestId, method: str, max_event_bytes: int
+        self,
+        *,
+        wire_id: RequestId,
+        caller_id: RequestId,
+        method: str,
+        max_event_bytes: int,
+        want_message: bool = True,
     ) -> None:
+        """``want_message=False``: a plain success may be recognised without building its
+        message (``message`` then stays None); the caller neither learns from it nor
+        restores an id in it."""
         self._wire_id = wire_id
         self._caller_id = caller_id
         self._method = method
-        # The answer itself is wanted only to learn from it, or to restore the caller's id.
-        self._want_message = method in LEARNED_METHODS or not same_id(wire_id, caller_id)
+        self._want_message = want_message
         self._decoder = SSEDecoder(max_event_bytes)
         self.classification: Classification | None = None
         self.message: JSON = None
