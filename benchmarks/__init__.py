@@ -1,1 +1,1 @@
-"""Benchmarks for mcp-retry (issue 5): ``python -m benchmarks [--quick]`` from the repo root."""
+"""Benchmarks for mcp-safe-retry: ``python -m benchmarks [--quick]`` from the repo root."""

@@ -1,7 +1,7 @@
 """Observable behaviour of the transports and pure functions on a fixed corpus.
 
 ``python -m benchmarks._scenarios OUT.json [--httpx2]`` writes what the importable
-``mcp_retry`` does on scripted exchanges (sync and async, JSON and SSE, retries, encodings,
+``mcp_safe_retry`` does on scripted exchanges (sync and async, JSON and SSE, retries, encodings,
 errors; through the httpx2 shells with ``--httpx2``) and on a seeded random corpus for the
 classifier, the SSE decoder and the stream tracker. The equivalence check runs it against
 two source trees and compares the files.
@@ -18,22 +18,22 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import mcp_retry
+import mcp_safe_retry
 
 if "--httpx2" in sys.argv:  # the same scenarios through the httpx2 shells
     import httpx2 as httpx
 
-    from mcp_retry.httpx2 import AsyncRetryTransport, RetryTransport
+    from mcp_safe_retry.httpx2 import AsyncRetryTransport, RetryTransport
 else:
     import httpx
 
-    from mcp_retry import AsyncRetryTransport, RetryTransport
-from mcp_retry._jsonrpc import parse_request
-from mcp_retry._sse import SSEDecoder
-from mcp_retry._stream import StreamTracker
+    from mcp_safe_retry import AsyncRetryTransport, RetryTransport
+from mcp_safe_retry.core.jsonrpc import parse_request
+from mcp_safe_retry.core.sse import SSEDecoder
+from mcp_safe_retry.core.stream import StreamTracker
 
 URL = "http://mcp.test/mcp"
-_WIRE = re.compile(r"mcp-retry-[0-9a-f]{8}-")
+_WIRE = re.compile(r"mcp-(?:safe-)?retry-[0-9a-f]{8}-")
 _TIMES = {"startedAt", "durationMs", "elapsedMs", "delay"}
 
 
@@ -43,9 +43,9 @@ def _norm(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_norm(v) for v in value]
     if isinstance(value, bytes):
-        return _WIRE.sub("mcp-retry-X-", value.decode("utf-8", "backslashreplace"))
+        return _WIRE.sub("mcp-safe-retry-X-", value.decode("utf-8", "backslashreplace"))
     if isinstance(value, str):
-        return _WIRE.sub("mcp-retry-X-", value)
+        return _WIRE.sub("mcp-safe-retry-X-", value)
     return value
 
 
@@ -409,7 +409,7 @@ def _observe(
         out["headers"] = [list(h) for h in response.headers.raw]
         out["content"] = response.content
         out["num_bytes_downloaded"] = response.num_bytes_downloaded
-        record = mcp_retry.get_record(response)
+        record = mcp_safe_retry.get_record(response)
         out["record"] = record.to_dict() if record else None
     out["history"] = [r.to_dict() for r in t.history.records()]
     return out
@@ -423,7 +423,7 @@ def scripted() -> dict[str, Any]:
             _fix_wire(script, inner)
             kwargs: dict[str, Any] = {}
             if "policy" in opts:
-                kwargs["policy"] = mcp_retry.RetryPolicy(**opts["policy"])
+                kwargs["policy"] = mcp_safe_retry.RetryPolicy(**opts["policy"])
             if "max_event_bytes" in opts:
                 kwargs["max_event_bytes"] = opts["max_event_bytes"]
             method = opts.get("method", "POST")
@@ -560,11 +560,11 @@ def pure() -> dict[str, Any]:
                     "text/event-stream",
                     "application/json; charset=utf-16",
                 ):
-                    c = mcp_retry.classify(
+                    c = mcp_safe_retry.classify(
                         200, body, content_type=ct, expected_id=expected, method=method
                     )
                     out["classify"].append(_norm(repr(c)))
-        out["classify"].append(_norm(repr(mcp_retry.classify(503, body))))
+        out["classify"].append(_norm(repr(mcp_safe_retry.classify(503, body))))
         facts = parse_request(body.replace(b'"result"', b'"method":"tools/call","params"', 1))
         out["parse_request"].append(_norm(repr(facts) + (facts.digest if facts else "")))
     for stream in _sse_corpus(rng):

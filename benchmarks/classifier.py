@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_retry import _jsonrpc, classify
+from mcp_safe_retry import classify
+from mcp_safe_retry.core import jsonrpc as _jsonrpc
 
 from ._payloads import json_response, sse_stream
 from ._timing import clock, median

@@ -3,14 +3,14 @@
 ``MinimalTransport`` does only what no classifying wrapper can skip for a JSON
 ``tools/call``: read the request's method and id, send it, read the answer, classify it and
 keep one tuple per call. It retries nothing, records no attempts, tells no hooks. It comes
-in three depths, measured beside bare httpx, mcp-retry and httpx-retries in one run:
+in three depths, measured beside bare httpx, mcp-safe-retry and httpx-retries in one run:
 
-- ``classify``: mcp-retry's own request parser and classifier (quick readers included);
+- ``classify``: mcp-safe-retry's own request parser and classifier (quick readers included);
 - ``recognise``: only the request's id and method read with msgspec, and the answer's
   quick read (a full classification only when that is not sure);
 - ``plumbing``: the same reads, hand-off and history, nothing parsed.
 
-Together they show how mcp-retry's cost splits into plumbing, classification, its
+Together they show how mcp-safe-retry's cost splits into plumbing, classification, its
 parser's and classifier's own glue, and everything else.
 """
 
@@ -25,9 +25,9 @@ from typing import Any
 import httpx
 import msgspec
 
-from mcp_retry import classify
-from mcp_retry._jsonrpc import parse_request
-from mcp_retry._quick import Quick, quick_read
+from mcp_safe_retry import classify
+from mcp_safe_retry.core.fast import Quick, quick_read
+from mcp_safe_retry.core.jsonrpc import parse_request
 
 from ._timing import Batch, interleave
 from .percall import URL, _wrap, contenders, mock_inner, summarise, sync_batch

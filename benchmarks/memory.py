@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-import mcp_retry
-from mcp_retry._engine import Engine, Head
+import mcp_safe_retry
+from mcp_safe_retry.core.engine import Engine, Head
 
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST, SSE_HEADERS, lazy_sse_chunks
@@ -19,7 +19,7 @@ from .percall import POST_HEADERS, URL
 def stream_peak(size: int, *, wrapped: bool) -> dict[str, Any]:
     """Peak traced memory while ``size`` bytes of SSE flow through (never held whole)."""
     inner = PrebuiltTransport(lambda: lazy_sse_chunks(size), SSE_HEADERS)
-    transport: httpx.BaseTransport = mcp_retry.RetryTransport(inner) if wrapped else inner
+    transport: httpx.BaseTransport = mcp_safe_retry.RetryTransport(inner) if wrapped else inner
     client = httpx.Client(transport=transport)
     gc.collect()
     tracemalloc.start()
@@ -28,7 +28,7 @@ def stream_peak(size: int, *, wrapped: bool) -> dict[str, Any]:
         with client.stream("POST", URL, content=REQUEST, headers=POST_HEADERS) as response:
             for chunk in response.iter_bytes():
                 total += len(chunk)
-            record = mcp_retry.get_record(response)
+            record = mcp_safe_retry.get_record(response)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

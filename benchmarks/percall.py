@@ -1,4 +1,4 @@
-"""Cost per call: bare httpx vs mcp-retry vs httpx-retries over the same inner transport.
+"""Cost per call: bare httpx vs mcp-safe-retry vs httpx-retries over the same inner transport.
 
 The inner transport is either a prebuilt-body mock (its own cost tiny and stable) or a real
 HTTP transport to the loopback server in ``_server.py``. Every contender has its own client;
@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-import mcp_retry
-from mcp_retry import _jsonrpc
+import mcp_safe_retry
+from mcp_safe_retry.core import jsonrpc as _jsonrpc
 
 from ._mock import PrebuiltTransport
 from ._payloads import JSON_HEADERS, REQUEST, SSE_HEADERS, json_response, sse_chunks, sse_stream
@@ -39,20 +39,20 @@ POST_HEADERS = {
     "mcp-protocol-version": "2025-06-18",
     "mcp-session-id": "4f1c2a9e0b7d4c1e8f3a6b5d2c9e0f1a",
 }
-STDLIB = "mcp-retry (stdlib json)"
+STDLIB = "mcp-safe-retry (stdlib json)"
 # Without it, a request's header and body writes meet delayed ACKs: ~40 ms stalls that
 # would measure the kernel's timers instead of the client.
 NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 
-# An older mcp_retry imported under another name (see run.py --baseline), if any.
+# An older mcp_safe_retry imported under another name (see run.py --baseline), if any.
 BASELINE: dict[str, Any] = {}
 
 
 def contenders() -> tuple[str, ...]:
-    """httpx, mcp-retry, mcp-retry on the stdlib parser (if orjson is in), the baseline (if
-    one was loaded), httpx-retries."""
-    names = ["httpx", "mcp-retry"]
+    """httpx, mcp-safe-retry, mcp-safe-retry on the stdlib parser (if orjson is in), the
+    baseline (if one was loaded), httpx-retries."""
+    names = ["httpx", "mcp-safe-retry"]
     if _jsonrpc._orjson_loads is not None:
         names.append(STDLIB)
     if BASELINE:
@@ -93,10 +93,10 @@ def _wrap(contender: str, inner: Any, is_async: bool) -> Any:
         if is_async:
             return module.AsyncRetryTransport(inner, sleep=_no_async_sleep)
         return module.RetryTransport(inner, sleep=_no_sleep)
-    if contender.startswith("mcp-retry"):
+    if contender.startswith("mcp-safe-retry"):
         if is_async:
-            return mcp_retry.AsyncRetryTransport(inner, sleep=_no_async_sleep)
-        return mcp_retry.RetryTransport(inner, sleep=_no_sleep)
+            return mcp_safe_retry.AsyncRetryTransport(inner, sleep=_no_async_sleep)
+        return mcp_safe_retry.RetryTransport(inner, sleep=_no_sleep)
     retry = httpx_retries.Retry(total=2, allowed_methods=["POST"])
     return httpx_retries.RetryTransport(transport=inner, retry=retry)
 

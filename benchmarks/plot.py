@@ -2,7 +2,7 @@
 
     python benchmarks/plot.py [benchmarks/results.json] [benchmarks/cost_ratio.png]
 
-Needs matplotlib (not a dependency of mcp-retry): without it, this says so and exits 0.
+Needs matplotlib (not a dependency of mcp-safe-retry): without it, this says so and exits 0.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def make(results: dict[str, Any], path: Path) -> None:
     rows = results["mock"]
     names = [n for n in rows[0]["contenders"] if n != "httpx"]
     styles = {
-        "mcp-retry": ("tab:blue", "o"),
-        "mcp-retry (stdlib json)": ("tab:orange", "s"),
+        "mcp-safe-retry": ("tab:blue", "o"),
+        "mcp-safe-retry (stdlib json)": ("tab:orange", "s"),
         "httpx-retries": ("tab:green", "^"),
     }
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=False)
@@ -71,7 +71,7 @@ def make(results: dict[str, Any], path: Path) -> None:
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
     m = results["machine"]
     fig.suptitle(
-        f"mcp-retry cost per call relative to bare httpx (Python {m['python']}, {m['date']})",
+        f"mcp-safe-retry cost per call relative to bare httpx (Python {m['python']}, {m['date']})",
         fontsize=11,
     )
     fig.tight_layout(rect=(0, 0.12, 1, 0.95))

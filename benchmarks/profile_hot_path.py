@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
     case = args[0] if args else "json-1k"
     calls = int(args[1]) if len(args) > 1 else 20_000
     inner, _ = mock_inner(case)
-    client = httpx.Client(transport=_wrap("mcp-retry", inner, False))
+    client = httpx.Client(transport=_wrap("mcp-safe-retry", inner, False))
 
     def work() -> None:
         for _ in range(calls):

@@ -20,7 +20,7 @@ def _mb(n: float) -> str:
 
 def _per_call_table(rows: list[dict[str, Any]]) -> list[str]:
     names = list(rows[0]["contenders"])
-    head = "| case | mode | " + " | ".join(names) + " | added by mcp-retry |"
+    head = "| case | mode | " + " | ".join(names) + " | added by mcp-safe-retry |"
     lines = [head, "|" + " --- |" * (len(names) + 3)]
     for row in rows:
         cells = []
@@ -31,7 +31,7 @@ def _per_call_table(rows: list[dict[str, Any]]) -> list[str]:
                 if name == "httpx"
                 else f"{c['us_per_call']:.1f} µs (x{c['ratio']:.3f})"
             )
-        added = row["contenders"]["mcp-retry"]["added_us"]
+        added = row["contenders"]["mcp-safe-retry"]["added_us"]
         lines.append(
             f"| {row['case']} | {row['mode']} | " + " | ".join(cells) + f" | {added:+.1f} µs |"
         )
@@ -55,7 +55,7 @@ def _headline(results: dict[str, Any]) -> list[str]:
                 if found is None:
                     cells.append("-")
                     continue
-                ours = found["mcp-retry"]["ratio"]
+                ours = found["mcp-safe-retry"]["ratio"]
                 peer = found.get("httpx-retries")
                 extra = f" (httpx-retries x{peer['ratio']:.2f})" if peer else ""
                 cells.append(f"x{ours:.2f}{extra}")
@@ -99,7 +99,7 @@ def _targets(results: dict[str, Any]) -> list[str]:
         for mode in ("sync", "async"):
             found = _find(results.get(section, []), case, mode)
             if found is not None:
-                value = found["mcp-retry"]["ratio"]
+                value = found["mcp-safe-retry"]["ratio"]
                 worst = max(worst, value)
                 cells.append(f"{mode} +{(value - 1) * 100:.0f}%")
         return ", ".join(cells) or "-", worst
@@ -145,7 +145,7 @@ def _floor(results: dict[str, Any]) -> list[str]:
         "skip for a 1 KiB JSON `tools/call` (sync, prebuilt-body inner transport): read the "
         "request's method and id, send, read the answer, classify it, keep one tuple per "
         "call. No retries, records, hooks, budget or re-send detection. The minimal sketch "
-        "uses mcp-retry's own parser and classifier; the sketch with successes recognised "
+        "uses mcp-safe-retry's own parser and classifier; the sketch with successes recognised "
         "reads only the request's id and method with msgspec and the answer with the quick "
         "reader (a full classification when that is not sure); its plumbing alone parses "
         "nothing (the same reads, hand-off and history). Measured in their own interleaved "
@@ -175,7 +175,7 @@ def _before_after(results: dict[str, Any], label: str) -> list[str]:
         c = row["contenders"]
         if label not in c:
             continue
-        old, new = c[label], c["mcp-retry"]
+        old, new = c[label], c["mcp-safe-retry"]
         lines.append(
             f"| {row['case']} | {row['mode']} | {old['added_us']:+.1f} µs | "
             f"{new['added_us']:+.1f} µs | {old['us_per_call']:.1f} -> {new['us_per_call']:.1f} µs "
@@ -187,7 +187,7 @@ def _before_after(results: dict[str, Any], label: str) -> list[str]:
 def render(results: dict[str, Any]) -> str:
     m = results["machine"]
     s = results["settings"]
-    out: list[str] = ["# mcp-retry benchmarks", ""]
+    out: list[str] = ["# mcp-safe-retry benchmarks", ""]
     if s.get("quick"):
         out += ["> **Quick (smoke) run: tiny rounds, figures not to be quoted.**", ""]
     out += [
@@ -203,8 +203,8 @@ def render(results: dict[str, Any]) -> str:
         "Ratios are to bare httpx with the same inner transport, as the median of per-round "
         f"ratios over {s['rounds']} interleaved rounds (shuffled order, each contender ~"
         f"{s['target'] * 1000:.0f} ms a round), all measured in the same run. "
-        "`mcp-retry` uses orjson and msgspec (the `fast` extra) when they are installed; "
-        "`mcp-retry (stdlib json)` is the same transport with both switched off"
+        "`mcp-safe-retry` uses orjson and msgspec (the `fast` extra) when they are installed; "
+        "`mcp-safe-retry (stdlib json)` is the same transport with both switched off"
         + (
             f"; `{s['baseline']}` is the transport before the optimisations"
             if s.get("baseline")
@@ -289,7 +289,7 @@ def render(results: dict[str, Any]) -> str:
         "Bare httpx only hands on the mock's chunk objects, so its figure bounds the mock's "
         "own cost rather than measuring a network.",
         "",
-        "| event size | mode | bare httpx MB/s | mcp-retry MB/s |",
+        "| event size | mode | bare httpx MB/s | mcp-safe-retry MB/s |",
         "| --- | --- | --- | --- |",
     ]
     for r in results["throughput"]:
@@ -310,7 +310,7 @@ def render(results: dict[str, Any]) -> str:
     ]
     for r in mem["streams"]:
         out.append(
-            f"| {_mb(r['stream_bytes'])} | {'mcp-retry' if r['wrapped'] else 'bare httpx'} | "
+            f"| {_mb(r['stream_bytes'])} | {'mcp-safe-retry' if r['wrapped'] else 'bare httpx'} | "
             f"{r['peak_bytes'] / 1024:,.0f} KiB | {r['outcome'] or '-'} |"
         )
     h = mem["history"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-import mcp_retry
+import mcp_safe_retry
 
 from ._payloads import REQUEST
 from .percall import POST_HEADERS, URL
@@ -39,8 +39,8 @@ class _FlakyTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         return self._answer(request)
 
 
-def _policy(initial: float) -> mcp_retry.RetryPolicy:
-    return mcp_retry.RetryPolicy(
+def _policy(initial: float) -> mcp_safe_retry.RetryPolicy:
+    return mcp_safe_retry.RetryPolicy(
         max_retries=3,
         initial_backoff=initial,
         backoff_multiplier=2.0,
@@ -53,17 +53,17 @@ def _one(mode: str, initial: float) -> list[dict[str, Any]]:
     inner = _FlakyTransport(failures=3)
     policy = _policy(initial)
     if mode == "sync":
-        with httpx.Client(transport=mcp_retry.RetryTransport(inner, policy=policy)) as client:
+        with httpx.Client(transport=mcp_safe_retry.RetryTransport(inner, policy=policy)) as client:
             response = client.post(URL, content=REQUEST, headers=POST_HEADERS)
     else:
 
         async def go() -> httpx.Response:
-            transport = mcp_retry.AsyncRetryTransport(inner, policy=policy)
+            transport = mcp_safe_retry.AsyncRetryTransport(inner, policy=policy)
             async with httpx.AsyncClient(transport=transport) as client:
                 return await client.post(URL, content=REQUEST, headers=POST_HEADERS)
 
         response = asyncio.run(go())
-    record = mcp_retry.get_record(response)
+    record = mcp_safe_retry.get_record(response)
     if record is None or record.outcome != "TOOL_SUCCESS" or len(inner.sent) != 4:
         raise RuntimeError(f"retry benchmark went wrong: {record}")
     rows = []

@@ -129,19 +129,19 @@ def machine() -> dict[str, Any]:
 
 
 def load_baseline(rev: str, tmp: Path) -> None:
-    """Import ``src/mcp_retry`` at ``rev`` as the package ``mcp_retry_baseline``."""
+    """Import ``src/mcp_safe_retry`` at ``rev`` as the package ``mcp_retry_baseline``."""
     archive = subprocess.run(
-        ["git", "archive", "--format=tar", rev, "src/mcp_retry"],
+        ["git", "archive", "--format=tar", rev, "src/mcp_safe_retry"],
         cwd=ROOT,
         capture_output=True,
         check=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tmp, filter="data")
-    (tmp / "src" / "mcp_retry").rename(tmp / "mcp_retry_baseline")
+    (tmp / "src" / "mcp_safe_retry").rename(tmp / "mcp_retry_baseline")
     sys.path.insert(0, str(tmp))
     module = importlib.import_module("mcp_retry_baseline")
-    label = f"mcp-retry @{_git('rev-parse', '--short', rev)}"
+    label = f"mcp-safe-retry @{_git('rev-parse', '--short', rev)}"
     percall.BASELINE.update({"label": label, "module": module, "rev": rev})
 
 

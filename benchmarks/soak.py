@@ -1,4 +1,4 @@
-"""Soak run: thousands of MCP tool calls through mcp-retry against the fault kitchen.
+"""Soak run: thousands of MCP tool calls through mcp-safe-retry against the fault kitchen.
 
 Every call gets its own kitchen run (``url_for(..., run=...)``), so the kitchen's POST log
 and execution counts can be attributed to exactly one call and compared with the call's
@@ -8,7 +8,7 @@ with a key no other call uses) and its client path are drawn from a seeded rando
 - ``raw``: a 2026-07-28 ``tools/call`` POSTed with httpx through ``AsyncRetryTransport``
   against a stateless JSON kitchen (no handshake needed in that era);
 - ``raw-contained``: the same with ``contain_failures=True``;
-- ``sdk-2026``: the official ``mcp`` 2.x ``Client`` over ``mcp_retry.httpx2.mcp_client``,
+- ``sdk-2026``: the official ``mcp`` 2.x ``Client`` over ``mcp_safe_retry.httpx2.mcp_client``,
   protocol 2026-07-28 pinned (no discover probe), one session per call;
 - ``sdk-2025``: the official client in ``mode="legacy"`` against a legacy-only, stateful
   kitchen (initialize handshake, SSE answers), one session per call.
@@ -39,10 +39,10 @@ from typing import Any
 import anyio
 import httpx
 
-if importlib.util.find_spec("mcp_retry") is None:  # a checkout without an install
+if importlib.util.find_spec("mcp_safe_retry") is None:  # a checkout without an install
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from mcp_retry import (
+from mcp_safe_retry import (
     AsyncRetryTransport,
     Attempt,
     CallRecord,
@@ -55,7 +55,7 @@ from mcp_retry import (
     RetryPolicy,
     get_record,
 )
-from mcp_retry.kitchen import KitchenServer, KitchenState, PostRecord
+from mcp_safe_retry_kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [
     "FAULTS",
@@ -350,7 +350,7 @@ class SoakReport:
         s = self.stats
         c = self.config
         lines = [
-            f"mcp-retry soak: {s['calls']} calls (planned {c.calls}), seed {c.seed}, "
+            f"mcp-safe-retry soak: {s['calls']} calls (planned {c.calls}), seed {c.seed}, "
             f"concurrency {c.concurrency}, {s['durationS']:.1f} s "
             f"({s['callsPerS']:.0f} calls/s, slowest call {s['slowestCallS']:.2f} s)",
             f"policy: max_retries={c.max_retries} initial_backoff={c.initial_backoff}s "
@@ -502,7 +502,7 @@ class _Clients:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared.exceptions import MCPError
 
-        from mcp_retry.httpx2 import mcp_client
+        from mcp_safe_retry.httpx2 import mcp_client
 
         modern = call.path == "sdk-2026"
         kitchen = self.modern if modern else self.legacy

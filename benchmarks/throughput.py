@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-import mcp_retry
+import mcp_safe_retry
 
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST, SSE_HEADERS, lazy_sse_chunks
@@ -19,13 +19,15 @@ EVENT_SIZES = (256, 1024, 16384)
 
 def _client(wrapped: bool, size: int, event_bytes: int) -> httpx.Client:
     inner = PrebuiltTransport(lambda: lazy_sse_chunks(size, event_bytes), SSE_HEADERS)
-    transport: httpx.BaseTransport = mcp_retry.RetryTransport(inner) if wrapped else inner
+    transport: httpx.BaseTransport = mcp_safe_retry.RetryTransport(inner) if wrapped else inner
     return httpx.Client(transport=transport)
 
 
 def _async_client(wrapped: bool, size: int, event_bytes: int) -> httpx.AsyncClient:
     inner = PrebuiltTransport(lambda: lazy_sse_chunks(size, event_bytes), SSE_HEADERS)
-    transport: httpx.AsyncBaseTransport = mcp_retry.AsyncRetryTransport(inner) if wrapped else inner
+    transport: httpx.AsyncBaseTransport = (
+        mcp_safe_retry.AsyncRetryTransport(inner) if wrapped else inner
+    )
     return httpx.AsyncClient(transport=transport)
 
 
@@ -54,10 +56,10 @@ def run(*, size: int, rounds: int) -> list[dict[str, Any]]:
     try:
         for event_bytes in EVENT_SIZES:
             for mode in ("sync", "async"):
-                rates: dict[str, list[float]] = {"httpx": [], "mcp-retry": []}
+                rates: dict[str, list[float]] = {"httpx": [], "mcp-safe-retry": []}
                 for _ in range(rounds):
                     for name, figures in rates.items():
-                        wrapped = name == "mcp-retry"
+                        wrapped = name == "mcp-safe-retry"
                         if mode == "sync":
                             total, took = _read_sync(_client(wrapped, size, event_bytes))
                         else:
@@ -70,7 +72,7 @@ def run(*, size: int, rounds: int) -> list[dict[str, Any]]:
                         "mode": mode,
                         "stream_bytes": size,
                         "httpx_mb_s": median(rates["httpx"]),
-                        "mcp_retry_mb_s": median(rates["mcp-retry"]),
+                        "mcp_retry_mb_s": median(rates["mcp-safe-retry"]),
                     }
                 )
     finally:

@@ -1,6 +1,6 @@
 """Print the OpenTelemetry trace of one retried MCP tool call as an indented tree.
 
-    pip install 'mcp-retry[otel]'
+    pip install 'mcp-safe-retry[otel]'
     python examples/otel_trace.py
 
 A scripted server (an httpx.MockTransport, no network) answers 503, 503, then a result;
@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import mcp_retry
-from mcp_retry.otel import OpenTelemetryHook
+import mcp_safe_retry
+from mcp_safe_retry.otel import OpenTelemetryHook
 
 SERVER_LATENCY = 0.02  # seconds
 
@@ -77,15 +77,15 @@ def print_tree(spans: list[ReadableSpan]) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("mcp_retry").setLevel(logging.INFO)
+    logging.getLogger("mcp_safe_retry").setLevel(logging.INFO)
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    policy = mcp_retry.RetryPolicy(
+    policy = mcp_safe_retry.RetryPolicy(
         tools={"get_forecast": "read"}, initial_backoff=0.1, jitter="none"
     )
-    transport = mcp_retry.RetryTransport(
+    transport = mcp_safe_retry.RetryTransport(
         scripted_server(), policy=policy, hooks=[OpenTelemetryHook(tracer_provider=provider)]
     )
     request = {

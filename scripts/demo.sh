@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[mcp,kitchen]"
-exec .venv/bin/mcp-retry demo "$@"
+exec .venv/bin/mcp-safe-retry demo "$@"

@@ -3,7 +3,7 @@
 # Extra arguments go to the main pytest run (e.g. `bash scripts/test.sh -k sse -x`).
 # The official mcp 1.x client cannot share an environment with mcp 2.x, so its end-to-end
 # tests run in a second environment (.venv-mcp1) against a kitchen served by the first;
-# set MCP_RETRY_SKIP_MCP1=1 to leave them out.
+# set MCP_SAFE_RETRY_SKIP_MCP1=1 to leave them out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
@@ -13,8 +13,8 @@ pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-che
 pip_install .venv -e ".[test,otel,mcp,kitchen,fast]"
 .venv/bin/python -m pytest "$@"
 
-if [ "${MCP_RETRY_SKIP_MCP1:-0}" != "1" ]; then
+if [ "${MCP_SAFE_RETRY_SKIP_MCP1:-0}" != "1" ]; then
   [ -x .venv-mcp1/bin/python ] || "$python" -m venv .venv-mcp1
   pip_install .venv-mcp1 -e ".[test]" "mcp==1.30.0"
-  MCP_RETRY_KITCHEN_PYTHON="$PWD/.venv/bin/python" .venv-mcp1/bin/python -m pytest -q tests/mcp1
+  MCP_SAFE_RETRY_KITCHEN_PYTHON="$PWD/.venv/bin/python" .venv-mcp1/bin/python -m pytest -q tests/mcp1
 fi

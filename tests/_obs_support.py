@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-import mcp_retry
+import mcp_safe_retry
 
 URL = "http://127.0.0.1:8931/mcp"
 LATENCY = 0.005  # seconds each scripted answer takes on the fake clock
@@ -85,14 +85,14 @@ class Server:
 
 def transport(
     server: Server,
-    hooks: Sequence[mcp_retry.Hook] = (),
+    hooks: Sequence[mcp_safe_retry.Hook] = (),
     *,
-    policy: mcp_retry.RetryPolicy | None = None,
+    policy: mcp_safe_retry.RetryPolicy | None = None,
     scenario: str | None = None,
-) -> mcp_retry.RetryTransport:
-    return mcp_retry.RetryTransport(
+) -> mcp_safe_retry.RetryTransport:
+    return mcp_safe_retry.RetryTransport(
         httpx.MockTransport(server),
-        policy=policy or mcp_retry.RetryPolicy(jitter="none"),
+        policy=policy or mcp_safe_retry.RetryPolicy(jitter="none"),
         sleep=server.clock.sleep,
         clock=server.clock,
         hooks=hooks,
@@ -101,11 +101,11 @@ def transport(
 
 
 def async_transport(
-    server: Server, hooks: Sequence[mcp_retry.Hook] = ()
-) -> mcp_retry.AsyncRetryTransport:
-    return mcp_retry.AsyncRetryTransport(
+    server: Server, hooks: Sequence[mcp_safe_retry.Hook] = ()
+) -> mcp_safe_retry.AsyncRetryTransport:
+    return mcp_safe_retry.AsyncRetryTransport(
         httpx.MockTransport(server),
-        policy=mcp_retry.RetryPolicy(jitter="none"),
+        policy=mcp_safe_retry.RetryPolicy(jitter="none"),
         sleep=server.clock.asleep,
         clock=server.clock,
         hooks=hooks,

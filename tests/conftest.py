@@ -26,7 +26,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(params=["orjson", "stdlib"])
 def json_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with orjson (when installed) and with the standard library's parser."""
-    from mcp_retry import _jsonrpc
+    from mcp_safe_retry.core import jsonrpc as _jsonrpc
 
     if request.param == "stdlib":
         monkeypatch.setattr(_jsonrpc, "_fast_loads", None)

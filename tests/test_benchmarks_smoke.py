@@ -33,7 +33,7 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
     if importlib.util.find_spec("uvicorn") is not None:
         assert results["loopback"]
     for row in rows:
-        names = {"httpx", "mcp-retry"}
+        names = {"httpx", "mcp-safe-retry"}
         if importlib.util.find_spec("httpx_retries") is not None:
             names.add("httpx-retries")
         assert names <= set(row["contenders"])

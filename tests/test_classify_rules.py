@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_retry import Classification, Layer, Outcome, classify
+from mcp_safe_retry import Classification, Layer, Outcome, classify
 from tests.helpers import sse_event
 
 pytestmark = pytest.mark.usefixtures("json_backend")  # both JSON parsers

@@ -12,9 +12,9 @@ import anyio
 import attrs
 import pytest
 
-from mcp_retry._demo import CASES, run_demo
-from mcp_retry.cli import main
-from mcp_retry.kitchen import KitchenServer
+from mcp_safe_retry.cli import main
+from mcp_safe_retry.cli.demo import CASES, run_demo
+from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = pytest.mark.e2e
 
@@ -90,7 +90,7 @@ def test_probe_unreachable_server_is_a_clear_error(capsys: pytest.CaptureFixture
     status = main(["probe", f"http://127.0.0.1:{port}/mcp", "--tool", "x", "--timeout", "2"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "error: MCPError: mcp-retry: NETWORK_ERROR" in out  # contained, not a crash
+    assert "error: MCPError: mcp-safe-retry: NETWORK_ERROR" in out  # contained, not a crash
     assert "NETWORK_ERROR" in out
 
 
@@ -121,7 +121,7 @@ def test_bad_arguments(argv: list[str], message: str, capsys: pytest.CaptureFixt
 
 def test_kitchen_command_serves_and_stops() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_retry", "kitchen", "--port", "0", "--stateless"],
+        [sys.executable, "-m", "mcp_safe_retry", "kitchen", "--port", "0", "--stateless"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -136,7 +136,7 @@ def test_kitchen_command_serves_and_stops() -> None:
 
 def test_kitchen_command_rejects_bad_params() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mcp_retry", "kitchen", "--params", "{nope"],
+        [sys.executable, "-m", "mcp_safe_retry", "kitchen", "--params", "{nope"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -8,8 +8,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_retry import Idempotency, Outcome, RetryOrigin, RetryPolicy, get_record
-from mcp_retry.httpx2 import AsyncRetryTransport, RetryTransport
+from mcp_safe_retry import Idempotency, Outcome, RetryOrigin, RetryPolicy, get_record
+from mcp_safe_retry.httpx2 import AsyncRetryTransport, RetryTransport
 
 URL = "http://mcp.test/mcp"
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})

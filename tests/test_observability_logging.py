@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-import mcp_retry
-from mcp_retry import _logging
-from mcp_retry._logging import FIELDS, LoggingHook, error_type
+import mcp_safe_retry
+from mcp_safe_retry.instrumentation import logs as _logging
+from mcp_safe_retry.instrumentation.logs import FIELDS, LoggingHook, error_type
 from tests._obs_support import (
     FakeClock,
     Server,
@@ -25,7 +25,7 @@ from tests._obs_support import (
     transport,
 )
 
-LOGGER = "mcp_retry"
+LOGGER = "mcp_safe_retry"
 
 
 def mine(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -83,7 +83,7 @@ def test_retried_read_logs_each_attempt_and_each_decision(
     }
     assert last.attempt == 3  # type: ignore[attr-defined]
     assert last.retry_origin == "sdk"  # type: ignore[attr-defined]
-    assert str(last.wire_id).startswith("mcp-retry-")  # type: ignore[attr-defined]
+    assert str(last.wire_id).startswith("mcp-safe-retry-")  # type: ignore[attr-defined]
     assert last.decision == "stop"  # type: ignore[attr-defined]
     assert last.delay is None  # type: ignore[attr-defined]
     assert last.elapsed_ms == pytest.approx(5 + 200 + 5 + 400)  # type: ignore[attr-defined]
@@ -158,14 +158,14 @@ def test_disabled_logger_costs_one_check(
 
 
 def test_logging_hook_is_built_in_and_first() -> None:
-    user_hook = mcp_retry.JsonLinesSink(sys.stderr)
-    t = mcp_retry.RetryTransport(
+    user_hook = mcp_safe_retry.JsonLinesSink(sys.stderr)
+    t = mcp_safe_retry.RetryTransport(
         httpx.MockTransport(lambda r: httpx.Response(200)), hooks=[user_hook]
     )
     hooks = t._engine.hooks
     assert isinstance(hooks[0], LoggingHook)
     assert hooks[1:] == (user_hook,)
-    assert isinstance(hooks[0], mcp_retry.Hook)
+    assert isinstance(hooks[0], mcp_safe_retry.Hook)
 
 
 def test_a_logging_failure_never_breaks_a_call(
@@ -186,23 +186,23 @@ def test_a_logging_failure_never_breaks_a_call(
 @pytest.mark.parametrize(
     ("outcome", "kwargs", "expected"),
     [
-        (mcp_retry.Outcome.RPC_SUCCESS, {}, None),
-        (mcp_retry.Outcome.TOOL_SUCCESS, {}, None),
-        (mcp_retry.Outcome.ACCEPTED, {}, None),
-        (mcp_retry.Outcome.INPUT_REQUIRED, {}, None),
-        (mcp_retry.Outcome.TOOL_ERROR, {}, "tool_error"),
-        (mcp_retry.Outcome.JSONRPC_ERROR, {"code": -32603}, "-32603"),
-        (mcp_retry.Outcome.HTTP_ERROR, {"status": 400, "code": -32600}, "-32600"),
-        (mcp_retry.Outcome.HTTP_ERROR, {"status": 503}, "HTTP_ERROR"),
-        (mcp_retry.Outcome.NETWORK_ERROR, {}, "NETWORK_ERROR"),
-        (mcp_retry.Outcome.STREAM_INCOMPLETE, {}, "STREAM_INCOMPLETE"),
-        (mcp_retry.Outcome.MALFORMED_JSON, {}, "MALFORMED_JSON"),
+        (mcp_safe_retry.Outcome.RPC_SUCCESS, {}, None),
+        (mcp_safe_retry.Outcome.TOOL_SUCCESS, {}, None),
+        (mcp_safe_retry.Outcome.ACCEPTED, {}, None),
+        (mcp_safe_retry.Outcome.INPUT_REQUIRED, {}, None),
+        (mcp_safe_retry.Outcome.TOOL_ERROR, {}, "tool_error"),
+        (mcp_safe_retry.Outcome.JSONRPC_ERROR, {"code": -32603}, "-32603"),
+        (mcp_safe_retry.Outcome.HTTP_ERROR, {"status": 400, "code": -32600}, "-32600"),
+        (mcp_safe_retry.Outcome.HTTP_ERROR, {"status": 503}, "HTTP_ERROR"),
+        (mcp_safe_retry.Outcome.NETWORK_ERROR, {}, "NETWORK_ERROR"),
+        (mcp_safe_retry.Outcome.STREAM_INCOMPLETE, {}, "STREAM_INCOMPLETE"),
+        (mcp_safe_retry.Outcome.MALFORMED_JSON, {}, "MALFORMED_JSON"),
     ],
 )
 def test_error_type(
-    outcome: mcp_retry.Outcome, kwargs: dict[str, int], expected: str | None
+    outcome: mcp_safe_retry.Outcome, kwargs: dict[str, int], expected: str | None
 ) -> None:
-    from mcp_retry._classify import verdict
+    from mcp_safe_retry.core.classify import verdict
 
     assert error_type(verdict(outcome, **kwargs)) == expected
     assert error_type(None) is None
@@ -210,11 +210,11 @@ def test_error_type(
 
 def test_core_never_imports_opentelemetry() -> None:
     code = (
-        "import sys, httpx, mcp_retry, mcp_retry._sink, mcp_retry._logging\n"
-        "t = mcp_retry.RetryTransport(httpx.MockTransport(lambda r: httpx.Response(200)))\n"
+        "import sys, httpx, mcp_safe_retry, mcp_safe_retry.instrumentation.jsonlines, mcp_safe_retry.instrumentation.logs\n"
+        "t = mcp_safe_retry.RetryTransport(httpx.MockTransport(lambda r: httpx.Response(200)))\n"
         "assert not [m for m in sys.modules if m.startswith('opentelemetry')], 'imported'\n"
     )
-    src = str(Path(mcp_retry.__file__).resolve().parent.parent)
+    src = str(Path(mcp_safe_retry.__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 

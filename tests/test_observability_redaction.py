@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import mcp_retry
-from mcp_retry._redact import MESSAGE_CHARS, REDACTED, scrub, short_text
+import mcp_safe_retry
+from mcp_safe_retry.instrumentation.redact import MESSAGE_CHARS, REDACTED, scrub, short_text
 from tests._obs_support import (
     FakeClock,
     Server,
@@ -60,7 +60,7 @@ URL = f"http://127.0.0.1:8931/mcp?api_key={S['query']}"
 PADDING = "x" * (MESSAGE_CHARS + 30)  # pushes a secret past the log/span cut, not the 500 one
 
 
-def run_calls(hooks: list[mcp_retry.Hook]) -> tuple[mcp_retry.RetryTransport, Server]:
+def run_calls(hooks: list[mcp_safe_retry.Hook]) -> tuple[mcp_safe_retry.RetryTransport, Server]:
     server = Server(
         FakeClock(),
         [
@@ -115,7 +115,7 @@ def assert_clean(outputs: dict[str, str]) -> None:
 def log_text(caplog: pytest.LogCaptureFixture) -> str:
     parts = []
     for record in caplog.records:
-        if record.name.startswith("mcp_retry"):
+        if record.name.startswith("mcp_safe_retry"):
             parts.append(record.getMessage())
             parts.append(repr(vars(record)))
     return "\n".join(parts)
@@ -145,7 +145,7 @@ def test_records_hold_no_secret_in_any_field() -> None:
 def test_logs_and_json_lines_hold_no_secret(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     buffer = io.StringIO()
-    run_calls([mcp_retry.JsonLinesSink(buffer)])
+    run_calls([mcp_safe_retry.JsonLinesSink(buffer)])
     assert len(buffer.getvalue().splitlines()) == 4
     assert_clean({"logs": log_text(caplog), "json lines": buffer.getvalue()})
     # the scrubber, not luck: the echoed and network secrets were in the server's text
@@ -163,7 +163,7 @@ def test_spans_metrics_logs_and_json_lines_hold_no_secret(
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from mcp_retry.otel import OpenTelemetryHook
+    from mcp_safe_retry.otel import OpenTelemetryHook
 
     caplog.set_level(logging.DEBUG)
     exporter = InMemorySpanExporter()
@@ -172,8 +172,8 @@ def test_spans_metrics_logs_and_json_lines_hold_no_secret(
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
     buffer = io.StringIO()
-    hooks: list[mcp_retry.Hook] = [
-        mcp_retry.JsonLinesSink(buffer),
+    hooks: list[mcp_safe_retry.Hook] = [
+        mcp_safe_retry.JsonLinesSink(buffer),
         OpenTelemetryHook(tracer_provider, meter_provider),
     ]
     run_calls(hooks)

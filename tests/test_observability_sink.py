@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-import mcp_retry
-from mcp_retry import CallRecord, JsonLinesSink
+import mcp_safe_retry
+from mcp_safe_retry import CallRecord, JsonLinesSink
 from tests._obs_support import FakeClock, Server, call, raise_error, result, status, transport
 
 
@@ -65,7 +65,7 @@ def test_a_file_object_is_flushed_but_left_open() -> None:
 
 
 def test_records_after_close_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="mcp_retry")
+    caplog.set_level(logging.DEBUG, logger="mcp_safe_retry")
     buffer = io.StringIO()
     sink = JsonLinesSink(buffer)
     sink.close()
@@ -101,7 +101,7 @@ def test_thread_safe_under_concurrent_calls() -> None:
         method="tools/list",
         tool=None,
         request_id=1,
-        idempotency=mcp_retry.Idempotency.READ,
+        idempotency=mcp_safe_retry.Idempotency.READ,
         complete=True,
     )
     threads = 8
@@ -154,7 +154,7 @@ def test_redact_hides_more_and_opts_in_to_more() -> None:
 
 
 def test_a_failing_redactor_writes_nothing(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.ERROR, logger="mcp_retry")
+    caplog.set_level(logging.ERROR, logger="mcp_safe_retry")
     buffer = io.StringIO()
 
     def redact(data: dict[str, Any], record: CallRecord) -> dict[str, Any]:

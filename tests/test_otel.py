@@ -19,9 +19,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-import mcp_retry
-from mcp_retry import CallRecord
-from mcp_retry.otel import OpenTelemetryHook
+import mcp_safe_retry
+from mcp_safe_retry import CallRecord
+from mcp_safe_retry.otel import OpenTelemetryHook
 from tests._obs_support import (
     LATENCY,
     FakeClock,
@@ -81,7 +81,7 @@ def tree(spans: list[ReadableSpan]) -> tuple[ReadableSpan, list[ReadableSpan]]:
     assert len(roots) == 1, [s.name for s in spans]
     root = roots[0]
     children = sorted(
-        (s for s in spans if s.name == "POST"), key=lambda s: attrs_of(s)["mcp_retry.attempt"]
+        (s for s in spans if s.name == "POST"), key=lambda s: attrs_of(s)["mcp_safe_retry.attempt"]
     )
     assert root.context is not None
     for child in children:
@@ -124,28 +124,28 @@ def test_retried_read_makes_one_call_span_and_a_child_per_attempt(otel: Otel) ->
         "mcp.session.id": "sess-9",
         "network.transport": "tcp",
         "network.protocol.name": "http",
-        "mcp_retry.outcome": "RPC_SUCCESS",
-        "mcp_retry.layer": "protocol",
-        "mcp_retry.result_type": "complete",
-        "mcp_retry.idempotency": "read",
-        "mcp_retry.attempt_count": 3,
-        "mcp_retry.retry_origin": "none",
-        "mcp_retry.reason": "success",
+        "mcp_safe_retry.outcome": "RPC_SUCCESS",
+        "mcp_safe_retry.layer": "protocol",
+        "mcp_safe_retry.result_type": "complete",
+        "mcp_safe_retry.idempotency": "read",
+        "mcp_safe_retry.attempt_count": 3,
+        "mcp_safe_retry.retry_origin": "none",
+        "mcp_safe_retry.reason": "success",
     }
 
     assert [s.kind for s in attempts] == [SpanKind.CLIENT] * 3
     assert [attrs_of(s)["http.response.status_code"] for s in attempts] == [503, 503, 200]
     assert [attrs_of(s).get("http.request.resend_count") for s in attempts] == [None, 1, 2]
     assert [attrs_of(s).get("error.type") for s in attempts] == ["503", "503", None]
-    assert [attrs_of(s)["mcp_retry.decision"] for s in attempts] == ["retry", "retry", "stop"]
-    assert [attrs_of(s)["mcp_retry.reason"] for s in attempts] == [
+    assert [attrs_of(s)["mcp_safe_retry.decision"] for s in attempts] == ["retry", "retry", "stop"]
+    assert [attrs_of(s)["mcp_safe_retry.reason"] for s in attempts] == [
         "retryable_status",
         "retryable_status",
         "success",
     ]
-    assert [attrs_of(s)["mcp_retry.retry_origin"] for s in attempts] == ["none", "sdk", "sdk"]
-    assert [attrs_of(s)["mcp_retry.backoff"] for s in attempts] == [0.0, 0.2, 0.4]
-    assert [attrs_of(s).get("mcp_retry.next_delay") for s in attempts] == [0.2, 0.4, None]
+    assert [attrs_of(s)["mcp_safe_retry.retry_origin"] for s in attempts] == ["none", "sdk", "sdk"]
+    assert [attrs_of(s)["mcp_safe_retry.backoff"] for s in attempts] == [0.0, 0.2, 0.4]
+    assert [attrs_of(s).get("mcp_safe_retry.next_delay") for s in attempts] == [0.2, 0.4, None]
     wire_ids = [attrs_of(s)["jsonrpc.request.id"] for s in attempts]
     assert wire_ids[0] == "7"
     assert len(set(wire_ids)) == 3  # each retry goes out under a fresh id
@@ -179,19 +179,19 @@ def test_metrics_count_attempts_delays_and_call_durations(otel: Otel) -> None:
     metrics = otel.metrics()
 
     attempts = {
-        (attrs_of(p)["mcp_retry.outcome"], attrs_of(p)["mcp_retry.decision"]): p.value
-        for p in metrics["mcp_retry.attempts"]
+        (attrs_of(p)["mcp_safe_retry.outcome"], attrs_of(p)["mcp_safe_retry.decision"]): p.value
+        for p in metrics["mcp_safe_retry.attempts"]
     }
     assert attempts == {("HTTP_ERROR", "retry"): 2, ("RPC_SUCCESS", "stop"): 1}
-    for point in metrics["mcp_retry.attempts"]:
+    for point in metrics["mcp_safe_retry.attempts"]:
         assert attrs_of(point)["mcp.method.name"] == "tools/list"
 
-    (delays,) = metrics["mcp_retry.retry.delay"]
+    (delays,) = metrics["mcp_safe_retry.retry.delay"]
     assert delays.count == 2
     assert delays.sum == pytest.approx(0.6)
     assert dict(delays.attributes) == {
         "mcp.method.name": "tools/list",
-        "mcp_retry.reason": "retryable_status",
+        "mcp_safe_retry.reason": "retryable_status",
     }
 
     (duration,) = metrics["mcp.client.operation.duration"]
@@ -199,7 +199,7 @@ def test_metrics_count_attempts_delays_and_call_durations(otel: Otel) -> None:
     assert duration.sum == pytest.approx(3 * LATENCY + 0.6)
     assert dict(duration.attributes) == {
         "mcp.method.name": "tools/list",
-        "mcp_retry.outcome": "RPC_SUCCESS",
+        "mcp_safe_retry.outcome": "RPC_SUCCESS",
     }
     assert list(duration.explicit_bounds)[:3] == [0.01, 0.02, 0.05]
 
@@ -218,9 +218,9 @@ def test_tool_call_span_name_and_tool_error(otel: Otel) -> None:
     assert attrs["gen_ai.tool.name"] == "get_weather"
     assert attrs["gen_ai.operation.name"] == "execute_tool"
     assert attrs["error.type"] == "tool_error"
-    assert attrs["mcp_retry.outcome"] == "TOOL_ERROR"
-    assert attrs["mcp_retry.layer"] == "application"
-    assert attrs["mcp_retry.idempotency"] == "unsafe"
+    assert attrs["mcp_safe_retry.outcome"] == "TOOL_ERROR"
+    assert attrs["mcp_safe_retry.layer"] == "application"
+    assert attrs["mcp_safe_retry.idempotency"] == "unsafe"
     assert "rpc.response.status_code" not in attrs
     assert root.status.status_code is StatusCode.ERROR
     description = root.status.description or ""
@@ -241,7 +241,7 @@ def test_jsonrpc_error_sets_error_type_to_the_code(otel: Otel) -> None:
     attrs = root.attributes or {}
     assert attrs["error.type"] == "-32602"
     assert attrs["rpc.response.status_code"] == "-32602"
-    assert attrs["mcp_retry.reason"] == "not_retryable"
+    assert attrs["mcp_safe_retry.reason"] == "not_retryable"
     assert root.status.status_code is StatusCode.ERROR
     assert root.status.description == "Unknown tool: nope"
     assert attrs_of(attempt)["error.type"] == "-32602"
@@ -264,14 +264,14 @@ def test_unsafe_http_error_and_network_failures(otel: Otel) -> None:
     calls = trees(otel.spans())
     http_root, (http_attempt,) = calls["tools/call send_email"]
     assert attrs_of(http_root)["error.type"] == "HTTP_ERROR"
-    assert attrs_of(http_root)["mcp_retry.reason"] == "not_idempotent"
+    assert attrs_of(http_root)["mcp_safe_retry.reason"] == "not_idempotent"
     assert attrs_of(http_attempt)["error.type"] == "500"
     assert http_root.status.status_code is StatusCode.ERROR
 
     net_root, net_attempts = calls["ping"]
     assert attrs_of(net_root)["error.type"] == "NETWORK_ERROR"
-    assert attrs_of(net_root)["mcp_retry.reason"] == "max_retries"
-    assert [attrs_of(s)["mcp_retry.error_kind"] for s in net_attempts] == ["connect"] * 3
+    assert attrs_of(net_root)["mcp_safe_retry.reason"] == "max_retries"
+    assert [attrs_of(s)["mcp_safe_retry.error_kind"] for s in net_attempts] == ["connect"] * 3
     assert [attrs_of(s).get("http.response.status_code") for s in net_attempts] == [None] * 3
     assert [attrs_of(s)["error.type"] for s in net_attempts] == ["NETWORK_ERROR"] * 3
     assert net_root.status.description == "ConnectError: refused"
@@ -312,7 +312,7 @@ def test_redact_can_hide_and_add_attributes_or_drop_spans(otel: Otel) -> None:
         if record.method == "ping":
             return None
         if "http.request.method" in attributes:  # an attempt span
-            return attributes if attributes["mcp_retry.attempt"] > 1 else None
+            return attributes if attributes["mcp_safe_retry.attempt"] > 1 else None
         attributes.pop("mcp.session.id", None)
         attributes["app.scenario"] = record.scenario or "none"
         return attributes
@@ -329,8 +329,8 @@ def test_redact_can_hide_and_add_attributes_or_drop_spans(otel: Otel) -> None:
     assert root.name == "tools/list"
     assert "mcp.session.id" not in (root.attributes or {})
     assert (root.attributes or {})["app.scenario"] == "demo"
-    assert (root.attributes or {})["mcp_retry.scenario"] == "demo"
-    assert [attrs_of(s)["mcp_retry.attempt"] for s in attempts] == [2]
+    assert (root.attributes or {})["mcp_safe_retry.scenario"] == "demo"
+    assert [attrs_of(s)["mcp_safe_retry.attempt"] for s in attempts] == [2]
 
 
 def test_max_message_chars_zero_keeps_no_text(otel: Otel) -> None:
@@ -371,7 +371,7 @@ def test_global_providers_are_the_default() -> None:
     server = Server(FakeClock(), [result({})])
     with httpx.Client(transport=transport(server, [hook])) as client:
         assert call(client, "ping").status_code == 200
-    assert isinstance(hook, mcp_retry.Hook)
+    assert isinstance(hook, mcp_safe_retry.Hook)
 
 
 def test_an_sse_answer_is_traced_when_the_stream_has_been_read(otel: Otel) -> None:
@@ -392,6 +392,6 @@ def test_an_sse_answer_is_traced_when_the_stream_has_been_read(otel: Otel) -> No
         text = response.read().decode()
     assert '"id":9' in text.replace(" ", "")
     root, attempts = tree(otel.spans())
-    assert attrs_of(root)["mcp_retry.outcome"] == "RPC_SUCCESS"
+    assert attrs_of(root)["mcp_safe_retry.outcome"] == "RPC_SUCCESS"
     assert [attrs_of(s)["http.response.status_code"] for s in attempts] == [503, 200]
-    assert attrs_of(attempts[1])["mcp_retry.content_type"] == "text/event-stream"
+    assert attrs_of(attempts[1])["mcp_safe_retry.content_type"] == "text/event-stream"

@@ -7,9 +7,9 @@ import email.utils
 import attrs
 import pytest
 
-from mcp_retry import Idempotency, Jitter, Outcome, Reason, RetryPolicy
-from mcp_retry._classify import verdict
-from mcp_retry._policy import READ_METHODS, decide, parse_retry_after
+from mcp_safe_retry import Idempotency, Jitter, Outcome, Reason, RetryPolicy
+from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry.core.policy import READ_METHODS, decide, parse_retry_after
 
 NOW = 1_800_000_000.0
 

@@ -11,10 +11,10 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_retry import Idempotency, Jitter, Outcome, RetryPolicy, RetryTransport, classify
-from mcp_retry._classify import verdict
-from mcp_retry._policy import decide, parse_retry_after
-from mcp_retry._sse import SSEDecoder
+from mcp_safe_retry import Idempotency, Jitter, Outcome, RetryPolicy, RetryTransport, classify
+from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry.core.policy import decide, parse_retry_after
+from mcp_safe_retry.core.sse import SSEDecoder
 
 CONTENT_TYPES = st.sampled_from(
     [
@@ -172,7 +172,7 @@ def test_attempts_are_bounded_and_unsafe_calls_go_once(
 @given(value=JSON_VALUES | st.integers(min_value=-(10**40), max_value=10**40))
 @settings(max_examples=300, deadline=None)
 def test_fast_json_reads_exactly_what_the_stdlib_reads(value: Any) -> None:
-    from mcp_retry import _jsonrpc
+    from mcp_safe_retry.core import jsonrpc as _jsonrpc
 
     data = json.dumps(value).encode()
     assert _jsonrpc.loads(data) == json.loads(data)

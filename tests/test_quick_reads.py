@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_retry import _jsonrpc
-from mcp_retry import _quick as quick_module
-from mcp_retry._classify import Outcome, classify_answer, classify_event
-from mcp_retry._jsonrpc import _quick_call, parse_request
-from mcp_retry._quick import Quick, quick_read
+from mcp_safe_retry.core import fast as quick_module
+from mcp_safe_retry.core import jsonrpc as _jsonrpc
+from mcp_safe_retry.core.classify import Outcome, classify_answer, classify_event
+from mcp_safe_retry.core.fast import Quick, quick_read
+from mcp_safe_retry.core.jsonrpc import _quick_call, parse_request
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(

@@ -27,7 +27,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_retry import (
+from mcp_safe_retry import (
     AsyncRetryTransport,
     CallRecord,
     History,
@@ -40,9 +40,9 @@ from mcp_retry import (
     RetryTransport,
     get_record,
 )
-from mcp_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
-from mcp_retry.httpx2 import mcp_client
-from mcp_retry.kitchen import KitchenServer, KitchenState
+from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
+from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry_kitchen import KitchenServer, KitchenState
 
 pytestmark = pytest.mark.e2e
 
@@ -280,7 +280,7 @@ def test_pool_survives_1000_failing_calls(start_kitchen: StartKitchen) -> None:
     def worker(first: int) -> None:
         # As many threads as connections: with more, requests queue for a connection, and
         # httpcore 1.0.9's sync pool can close a connection it already handed to a queued
-        # request (encode/httpcore#1110: a read timeout or EBADF, with or without mcp-retry).
+        # request (encode/httpcore#1110: a read timeout or EBADF, with or without mcp-safe-retry).
         for n in range(first, 1000, 4):
             scenario_index = n % len(_FAILURES)
             tool = _FAILURES[scenario_index][2]
@@ -416,7 +416,7 @@ async def test_containment_fails_one_call_and_the_session_goes_on(
         looked_up = await client.call_tool("lookup", {"key": "a"})
     error = raised.value.error
     assert error.code == CONTAINED
-    assert error.message.startswith("mcp-retry: NETWORK_ERROR after 1 attempt(s)")
+    assert error.message.startswith("mcp-safe-retry: NETWORK_ERROR after 1 attempt(s)")
     assert isinstance(error.data, dict) and error.data["outcome"] == "NETWORK_ERROR"
     assert after.is_error is False
     assert after.structured_content == {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
-from mcp_retry._classify import verdict
-from mcp_retry._policy import Action, Decision, Reason
-from mcp_retry._records import AttemptValues, LazyRecord
+from mcp_safe_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
+from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry.core.policy import Action, Decision, Reason
+from mcp_safe_retry.core.records import AttemptValues, LazyRecord
 
 
 def test_attempt_values_follow_the_attempt_fields_in_order() -> None:

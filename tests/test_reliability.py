@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_retry import (
+from mcp_safe_retry import (
     AsyncRetryTransport,
     Idempotency,
     Outcome,
@@ -24,8 +24,8 @@ from mcp_retry import (
     RetryTransport,
     get_record,
 )
-from mcp_retry._jsonrpc import parse_request
-from mcp_retry._stream import StreamTracker
+from mcp_safe_retry.core.jsonrpc import parse_request
+from mcp_safe_retry.core.stream import StreamTracker
 from tests.helpers import (
     Script,
     json_reply,

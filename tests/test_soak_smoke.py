@@ -22,7 +22,7 @@ from benchmarks.soak import (
     plan_calls,
     run_soak,
 )
-from mcp_retry import (
+from mcp_safe_retry import (
     Action,
     Attempt,
     CallRecord,
@@ -32,7 +32,7 @@ from mcp_retry import (
     RetryOrigin,
     classify,
 )
-from mcp_retry.kitchen import KitchenState, PostRecord
+from mcp_safe_retry_kitchen import KitchenState, PostRecord
 
 pytestmark = pytest.mark.e2e
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-import mcp_retry
-from mcp_retry import Outcome, RetryTransport, classify, get_record
+import mcp_safe_retry
+from mcp_safe_retry import Outcome, RetryTransport, classify, get_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_exported_members() -> None:
     public = {
         name
-        for name, value in vars(mcp_retry).items()
-        if not name.startswith("_") and not isinstance(value, type(mcp_retry))
+        for name, value in vars(mcp_safe_retry).items()
+        if not name.startswith("_") and not isinstance(value, type(mcp_safe_retry))
     }
-    assert public | {"__version__"} == set(mcp_retry.__all__)
-    for name in mcp_retry.__all__:
-        assert hasattr(mcp_retry, name)
+    assert public | {"__version__"} == set(mcp_safe_retry.__all__)
+    for name in mcp_safe_retry.__all__:
+        assert hasattr(mcp_safe_retry, name)
     contract = {
         "Layer",
         "Outcome",
@@ -41,18 +41,18 @@ def test_exported_members() -> None:
         "get_record",
         "retry_origin",
     }
-    assert contract <= set(mcp_retry.__all__)
+    assert contract <= set(mcp_safe_retry.__all__)
 
 
 def test_enum_values() -> None:
-    assert [layer.value for layer in mcp_retry.Layer] == [
+    assert [layer.value for layer in mcp_safe_retry.Layer] == [
         "transport",
         "protocol",
         "interaction",
         "application",
     ]
     assert all(o.value == o.name for o in Outcome)
-    assert [o.value for o in mcp_retry.RetryOrigin] == ["none", "sdk", "application", "manual"]
+    assert [o.value for o in mcp_safe_retry.RetryOrigin] == ["none", "sdk", "application", "manual"]
 
 
 def test_every_outcome_is_produced() -> None:
@@ -103,4 +103,4 @@ def test_get_record_of_a_foreign_response() -> None:
 
 
 def test_py_typed_is_shipped() -> None:
-    assert (Path(mcp_retry.__file__).parent / "py.typed").exists()
+    assert (Path(mcp_safe_retry.__file__).parent / "py.typed").exists()

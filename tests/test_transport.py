@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_retry import (
+from mcp_safe_retry import (
     AsyncRetryTransport,
     CallRecord,
     History,
@@ -481,7 +481,7 @@ async def test_origins_marked_by_context_and_extension(mode: str) -> None:
             "POST",
             URL,
             json=tool_call("charge", id=2),
-            extensions={"mcp_retry.retry_origin": "application"},
+            extensions={"mcp_safe_retry.retry_origin": "application"},
         )
     )
     plain = await d.post(tool_call("charge", id=3, n=1))
@@ -686,7 +686,7 @@ async def test_the_final_exception_carries_the_history(mode: str) -> None:
     assert record.post_count == 3
     (note,) = caught.value.__notes__
     assert note == (
-        "mcp-retry: tools/call lookup (id 3, read): 3 attempt(s) [connect, connect, connect], "
+        "mcp-safe-retry: tools/call lookup (id 3, read): 3 attempt(s) [connect, connect, connect], "
         "then max_retries"
     )
 
@@ -703,13 +703,13 @@ async def test_a_request_can_declare_its_idempotency(mode: str, declared: str, p
     script = Script(status_reply(503), json_reply(200, ok_result))
     d = Driver(mode, script)  # charge is UNSAFE by the policy
     request = httpx.Request(
-        "POST", URL, json=tool_call("charge", id=1), extensions={"mcp_retry.idempotency": declared}
+        "POST", URL, json=tool_call("charge", id=1), extensions={"mcp_safe_retry.idempotency": declared}
     )
     await d.send(request)
     assert len(script.requests) == posts
     listing = Script(status_reply(503), json_reply(200, ok_result))
     d2 = Driver(mode, listing)  # tools/list is READ by the protocol
-    ext = {"mcp_retry.idempotency": "unsafe"}
+    ext = {"mcp_safe_retry.idempotency": "unsafe"}
     await d2.send(httpx.Request("POST", URL, json=rpc("tools/list", id=2), extensions=ext))
     assert len(listing.requests) == 1
 

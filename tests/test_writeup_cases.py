@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_retry import RetryTransport, classify, get_record
+from mcp_safe_retry import RetryTransport, classify, get_record
 
 pytestmark = pytest.mark.usefixtures("json_backend")  # both JSON parsers
 

@@ -1,4 +1,4 @@
-"""The official mcp 2.x client over `mcp_retry.httpx2.mcp_client`, against the kitchen."""
+"""The official mcp 2.x client over `mcp_safe_retry.httpx2.mcp_client`, against the kitchen."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy
-from mcp_retry.httpx2 import mcp_client
-from mcp_retry.kitchen import KitchenServer
+from mcp_safe_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy
+from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -1,8 +1,8 @@
-"""The official mcp 1.x client (httpx) through `mcp_retry.mcp_client` against the kitchen.
+"""The official mcp 1.x client (httpx) through `mcp_safe_retry.mcp_client` against the kitchen.
 
 mcp 1.x and 2.x cannot share an environment: scripts/test.sh runs this file in a second
 virtual environment with ``mcp==1.30.0`` and starts the kitchen (which needs mcp 2.x) as a
-subprocess of the first one, named by ``MCP_RETRY_KITCHEN_PYTHON``.
+subprocess of the first one, named by ``MCP_SAFE_RETRY_KITCHEN_PYTHON``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from mcp_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy, mcp_client
+from mcp_safe_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy, mcp_client
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})
@@ -57,11 +57,11 @@ class Kitchen:
 
 @pytest.fixture(scope="module")
 def kitchen() -> Iterator[Kitchen]:
-    python = os.environ.get("MCP_RETRY_KITCHEN_PYTHON")
+    python = os.environ.get("MCP_SAFE_RETRY_KITCHEN_PYTHON")
     if not python:
-        pytest.fail("MCP_RETRY_KITCHEN_PYTHON must name a Python with mcp-retry[kitchen]")
+        pytest.fail("MCP_SAFE_RETRY_KITCHEN_PYTHON must name a Python with mcp-safe-retry[kitchen]")
     process = subprocess.Popen(
-        [python, "-m", "mcp_retry.kitchen", "--port", "0"], stdout=subprocess.PIPE, text=True
+        [python, "-m", "mcp_safe_retry_kitchen", "--port", "0"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None

@@ -1,0 +1,367 @@
+"""`mcp-safe-retry demo`: the official MCP client, this transport and the kitchen, scenario by
+scenario, with a table a person can read and a check of every promise the policy makes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from ..core.classify import Outcome
+from ..core.policy import Idempotency, RetryPolicy
+from ..core.records import CallRecord, History
+from .report import record_row
+
+__all__ = ["CASES", "Case", "run_demo"]
+
+ERA_2026 = "2026-07-28"
+ERA_2025 = "2025-11-25"
+POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})  # charge, approve: UNSAFE
+LOOKUP = ("lookup", {"key": "weather:turin"})
+
+
+@attrs.frozen
+class Case:
+    """One scenario: what the kitchen does, what is called, and what the policy promises."""
+
+    label: str
+    scenario: str
+    params: dict[str, Any]
+    tool: str
+    arguments: dict[str, Any]
+    outcomes: tuple[Outcome, ...]  # of the tools/call records, in order
+    posts: int  # tools/call POSTs the kitchen may see for this case
+    executions: int  # times the kitchen may run the tool
+    era: str = ERA_2026
+    survives: bool = False  # a second call on the same session must work afterwards
+
+
+def _charge(key: str) -> tuple[str, dict[str, Any]]:
+    return "charge", {"key": key, "amount": 4200}
+
+
+def _cases() -> list[Case]:
+    on_call = {"method": "tools/call"}
+    ok, http = Outcome.TOOL_SUCCESS, Outcome.HTTP_ERROR
+    return [
+        Case("baseline", "baseline", {}, *LOOKUP, (ok,), 1, 1),
+        Case("baseline", "baseline", {}, *_charge("order-1"), (ok,), 1, 1),
+        Case(
+            "503 then 200",
+            "errors.http_status_sequence",
+            {"statusCodes": [200, 503, 200]},
+            *LOOKUP,
+            (ok,),
+            2,
+            1,
+        ),
+        Case(
+            "503 then 200",
+            "errors.http_status_sequence",
+            {"statusCodes": [200, 503, 200]},
+            *_charge("order-2"),
+            (http,),
+            1,
+            0,
+        ),
+        Case(
+            "429 Retry-After 1 s", "rate_limit", {"retryAfter": 1, **on_call}, *LOOKUP, (ok,), 2, 1
+        ),
+        Case(
+            "429 Retry-After 1 h",
+            "rate_limit",
+            {"retryAfter": 3600, **on_call},
+            *LOOKUP,
+            (http,),
+            1,
+            0,
+        ),
+        Case(
+            "JSON-RPC error",
+            "errors.jsonrpc_error",
+            {"code": -32602, "message": "bad key"},
+            *LOOKUP,
+            (Outcome.JSONRPC_ERROR,),
+            1,
+            0,
+        ),
+        Case(
+            "tool error", "errors.tool_error", {}, *_charge("order-3"), (Outcome.TOOL_ERROR,), 1, 0
+        ),
+        Case(
+            "input required",
+            "elicitation.approval",
+            {},
+            "approve",
+            {"action": "deploy"},
+            (Outcome.INPUT_REQUIRED, ok),
+            2,
+            1,
+        ),
+        Case("connection drop", "connection_abort", {"when": "before"}, *LOOKUP, (ok,), 2, 1),
+        Case(
+            "connection drop",
+            "connection_abort",
+            {"when": "after"},
+            *_charge("order-4"),
+            (Outcome.NETWORK_ERROR,),
+            1,
+            1,
+            survives=True,
+        ),
+        Case("stream cut", "sse_truncated", {"when": "after", "events": 2}, *LOOKUP, (ok,), 2, 2),
+        Case(
+            "stream cut",
+            "sse_truncated",
+            {"when": "after", "events": 2},
+            *_charge("order-5"),
+            (Outcome.STREAM_INCOMPLETE,),
+            1,
+            1,
+            survives=True,
+        ),
+        Case(
+            "invalid JSON",
+            "malformed",
+            {"kind": "invalid_json"},
+            *LOOKUP,
+            (Outcome.MALFORMED_JSON,),
+            1,
+            1,
+        ),
+        Case("baseline", "baseline", {}, *_charge("order-6"), (ok,), 1, 1, era=ERA_2025),
+        Case(
+            "503 then 200",
+            "errors.http_status_sequence",
+            {"statusCodes": [200, 200, 200, 503, 200]},
+            *LOOKUP,
+            (ok,),
+            2,
+            1,
+            era=ERA_2025,
+        ),
+        Case(
+            "stream cut",
+            "sse_truncated",
+            {"when": "after", "events": 2},
+            *LOOKUP,
+            (ok,),
+            2,
+            2,
+            era=ERA_2025,
+        ),
+        Case(
+            "stream cut",
+            "sse_truncated",
+            {"when": "before", "events": 1},
+            *_charge("order-7"),
+            (Outcome.STREAM_INCOMPLETE,),
+            1,
+            0,
+            era=ERA_2025,
+            survives=True,
+        ),
+        Case(
+            "session expired",
+            "session_expired",
+            {"afterRequests": 1},
+            *LOOKUP,
+            (http,),
+            1,
+            0,
+            era=ERA_2025,
+        ),
+    ]
+
+
+CASES = _cases()
+
+COLUMNS = (
+    ("scenario", 20),
+    ("era", 4),
+    ("call", 14),
+    ("idem.", 6),
+    ("POSTs", 5),
+    ("HTTP", 8),
+    ("outcome", 22),
+    ("origins", 9),
+    ("decision", 20),
+    ("runs", 4),
+    ("check", 5),
+)
+
+
+@attrs.frozen
+class CaseResult:
+    case: Case
+    records: tuple[CallRecord, ...]  # the tools/call records of the case
+    posts: int
+    executions: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _line(cells: Sequence[str]) -> str:
+    return "  ".join(c.ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)).rstrip()
+
+
+def _rows(result: CaseResult) -> list[str]:
+    case = result.case
+    era = "2026" if case.era == ERA_2026 else "2025"
+    check = "ok" if result.ok else "FAIL"
+    rows = []
+    for i, record in enumerate(result.records or (None,)):
+        if record is None:
+            cells = [case.label, era, case.tool, "", "0", "", "(no call)", "", "", "", check]
+        else:
+            _, idempotency, posts, statuses, outcome, origins, decision = record_row(record)
+            first, last = i == 0, i == len(result.records) - 1
+            cells = [
+                case.label if first else "",
+                era if first else "",
+                case.tool,
+                idempotency,
+                posts,
+                statuses,
+                outcome,
+                origins,
+                decision,
+                str(result.executions) if last else "",
+                check if first else "",
+            ]
+        rows.append(_line(cells))
+    return rows
+
+
+async def _run_case(case: Case, kitchens: dict[str, Any]) -> CaseResult:
+    import anyio
+    import mcp_types as types
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from ..httpx2 import mcp_client
+
+    kitchen = kitchens[case.era]
+    url = kitchen.url_for(case.scenario, case.params)
+    history = History()
+
+    async def approve(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    problems: list[str] = []
+    http = mcp_client(policy=POLICY, history=history, scenario=case.label)
+    try:
+        with anyio.fail_after(30):
+            async with (
+                http,
+                Client(
+                    streamable_http_client(url, http_client=http),
+                    elicitation_callback=approve,
+                    read_timeout_seconds=10,
+                ) as client,
+            ):
+                # The failure itself is what a case shows: the records tell it.
+                with contextlib.suppress(Exception):
+                    await client.call_tool(case.tool, case.arguments)
+                if case.survives:
+                    again = await client.call_tool(*LOOKUP)
+                    if again.is_error:
+                        problems.append("the session did not survive")
+    except Exception as exc:
+        problems.append(f"session failed: {type(exc).__name__}")
+    state = kitchen.state_of(url)
+    records = tuple(
+        r for r in history.records() if r.method == "tools/call" and r.tool == case.tool
+    )
+    posts = len(state.calls(case.tool))
+    executions = state.executions.get(case.tool, 0)
+    outcomes = tuple(r.classification.outcome for r in records if r.classification)
+    if outcomes != case.outcomes:
+        problems.append(f"outcomes {[str(o) for o in outcomes]}")
+    if posts != case.posts or sum(r.post_count for r in records) != case.posts:
+        problems.append(f"{posts} POSTs")
+    if executions != case.executions:
+        problems.append(f"{executions} executions")
+    if any(not r.complete for r in records):
+        problems.append("incomplete record")
+    return CaseResult(case, records, posts, executions, tuple(problems))
+
+
+async def run_demo(
+    out: TextIO = sys.stdout,
+    *,
+    as_json: bool = False,
+    cases: Sequence[Case] = CASES,
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    """Run every case against a kitchen on loopback; print the table; 0 if all held."""
+    from mcp_safe_retry_kitchen import KitchenServer
+
+    say = progress or (lambda line: print(line, file=out, flush=True))
+    # The SDK logs each failure it is shown with a traceback; the table says it better.
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    started = time.monotonic()
+    results: list[CaseResult] = []
+    with KitchenServer() as modern, KitchenServer(legacy_only=True) as legacy:
+        kitchens = {ERA_2026: modern, ERA_2025: legacy}
+        if not as_json:
+            say(f"kitchen on {modern.base_url} (2026-07-28) and {legacy.base_url} (2025-11-25)")
+            say("policy: lookup is READ; charge and approve are UNSAFE (never re-sent)\n")
+            say(_line([name for name, _ in COLUMNS]))
+            say(_line(["-" * w for _, w in COLUMNS]))
+        for case in cases:
+            result = await _run_case(case, kitchens)
+            results.append(result)
+            if not as_json:
+                for row in _rows(result):
+                    say(row)
+    failed = [r for r in results if not r.ok]
+    if any(
+        rec.idempotency is Idempotency.UNSAFE and rec.post_count > 1
+        for r in results
+        for rec in r.records
+    ):
+        failed = failed or results  # never expected: the invariant is the point of the demo
+    if as_json:
+        payload = [
+            {
+                "scenario": r.case.label,
+                "era": r.case.era,
+                "ok": r.ok,
+                "problems": list(r.problems),
+                "serverPosts": r.posts,
+                "serverExecutions": r.executions,
+                "records": [rec.to_dict() for rec in r.records],
+            }
+            for r in results
+        ]
+        print(json.dumps(payload, indent=2), file=out)
+    else:
+        elapsed = time.monotonic() - started
+        resent = [
+            rec
+            for r in results
+            for rec in r.records
+            if rec.idempotency is Idempotency.UNSAFE and rec.post_count > 1
+        ]
+        say(
+            "\nruns: how often the kitchen ran the tool. A drop or a cut stream of an UNSAFE\n"
+            "call reached the MCP client as a JSON-RPC error (-32090), and the next call on\n"
+            "the same session worked."
+        )
+        say(
+            f"\n{len(results) - len(failed)}/{len(results)} scenarios behaved as the policy "
+            f"promises ({elapsed:.1f} s); UNSAFE calls sent twice: {len(resent)}."
+        )
+        for r in failed:
+            say(f"FAIL {r.case.label} {r.case.tool} ({r.case.era}): {'; '.join(r.problems)}")
+    return 1 if failed else 0

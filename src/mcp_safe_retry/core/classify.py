@@ -1,0 +1,374 @@
+"""Layer-by-layer classification of one JSON-RPC exchange: pure, total, never raises.
+
+The order is the one that tells a person which layer failed: HTTP status, then Content-Type,
+then JSON, then the JSON-RPC envelope, then the result (a tool result for ``tools/call``).
+"""
+
+from __future__ import annotations
+
+import functools
+from enum import StrEnum
+from typing import Any
+
+import attrs
+
+from .fast import Quick, quick_read
+from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
+from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+
+__all__ = [
+    "Classification",
+    "Layer",
+    "Outcome",
+    "classify",
+    "classify_answer",
+    "classify_event",
+    "classify_http_error",
+    "classify_json",
+    "classify_message",
+    "media_type",
+]
+
+MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classification
+OVERSIZED = "SSE event larger than the limit"
+
+
+class Layer(StrEnum):
+    """Where an outcome was decided."""
+
+    TRANSPORT = "transport"
+    PROTOCOL = "protocol"
+    INTERACTION = "interaction"
+    APPLICATION = "application"
+
+
+class Outcome(StrEnum):
+    """What happened to one JSON-RPC message."""
+
+    TOOL_SUCCESS = "TOOL_SUCCESS"
+    HTTP_ERROR = "HTTP_ERROR"
+    JSONRPC_ERROR = "JSONRPC_ERROR"
+    TOOL_ERROR = "TOOL_ERROR"
+    INPUT_REQUIRED = "INPUT_REQUIRED"
+    MALFORMED_JSON = "MALFORMED_JSON"
+    INVALID_ENVELOPE = "INVALID_ENVELOPE"
+    INVALID_TOOL_RESULT = "INVALID_TOOL_RESULT"
+    RPC_SUCCESS = "RPC_SUCCESS"
+    ACCEPTED = "ACCEPTED"
+    NETWORK_ERROR = "NETWORK_ERROR"
+    STREAM_INCOMPLETE = "STREAM_INCOMPLETE"
+
+
+LAYER_OF: dict[Outcome, Layer] = {
+    Outcome.TOOL_SUCCESS: Layer.APPLICATION,
+    Outcome.TOOL_ERROR: Layer.APPLICATION,
+    Outcome.INPUT_REQUIRED: Layer.INTERACTION,
+    Outcome.RPC_SUCCESS: Layer.PROTOCOL,
+    Outcome.JSONRPC_ERROR: Layer.PROTOCOL,
+    Outcome.MALFORMED_JSON: Layer.PROTOCOL,
+    Outcome.INVALID_ENVELOPE: Layer.PROTOCOL,
+    Outcome.INVALID_TOOL_RESULT: Layer.PROTOCOL,
+    Outcome.HTTP_ERROR: Layer.TRANSPORT,
+    Outcome.ACCEPTED: Layer.TRANSPORT,
+    Outcome.NETWORK_ERROR: Layer.TRANSPORT,
+    Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
+}
+
+SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})
+"""Outcomes that end a call as the caller hoped (INPUT_REQUIRED is neither: it continues)."""
+NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED}
+"""Outcomes that are no failure: the successes, and a server asking for more input."""
+
+MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+
+
+@attrs.frozen
+class Classification:
+    """The verdict on one exchange.
+
+    ``status`` is set only for HTTP_ERROR; ``code`` is the JSON-RPC error code wherever one
+    was found (also inside a non-2xx body). The other fields help a person and never take
+    part in ``as_dict()``.
+    """
+
+    layer: Layer
+    outcome: Outcome
+    status: int | None = None
+    code: int | None = None
+    message: str | None = None
+    result_type: str | None = None
+    detail: str | None = None
+    error_kind: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """``layer`` and ``outcome``, plus ``status`` and ``code`` when set: nothing else."""
+        out: dict[str, Any] = {"layer": str(self.layer), "outcome": str(self.outcome)}
+        if self.status is not None:
+            out["status"] = self.status
+        if self.code is not None:
+            out["code"] = self.code
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """True for a completed success (tool success, RPC success, accepted notification)."""
+        return self.outcome in SUCCESSES
+
+
+def verdict(outcome: Outcome, **fields: Any) -> Classification:
+    """A Classification in the layer its outcome belongs to."""
+    return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
+
+
+@functools.lru_cache(maxsize=64)
+def media_type(content_type: str | None) -> tuple[str, str | None]:
+    """``("application/json", "utf-8")`` from ``"Application/JSON; charset=UTF-8"``."""
+    if not content_type:
+        return "", None
+    kind, _, rest = content_type.partition(";")
+    charset = None
+    for param in rest.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset":
+            charset = value.strip().strip('"').lower() or None
+    return kind.strip().lower(), charset
+
+
+def classify(
+    status: int,
+    body: bytes | str,
+    *,
+    content_type: str | None = "application/json",
+    expected_id: RequestId | None = 1,
+    method: str = "tools/call",
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+) -> Classification:
+    """Classify one HTTP exchange that carried a JSON-RPC message.
+
+    Args:
+        status: the HTTP status code.
+        body: the whole response body (for SSE, the whole stream as received).
+        content_type: the response's Content-Type header.
+        expected_id: the request's JSON-RPC id; None for a notification.
+        method: the request's JSON-RPC method.
+        max_event_bytes: an SSE event larger than this is not parsed.
+
+    Returns:
+        The Classification; this function never raises.
+    """
+    if isinstance(body, str):
+        body = body.encode("utf-8", "surrogatepass")
+    return classify_answer(
+        status,
+        body,
+        content_type=content_type,
+        expected_id=expected_id,
+        method=method,
+        max_event_bytes=max_event_bytes,
+        want_message=False,
+    )[0]
+
+
+def classify_answer(
+    status: int,
+    body: bytes,
+    *,
+    content_type: str | None,
+    expected_id: RequestId | None,
+    method: str,
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    want_message: bool = True,
+) -> tuple[Classification, JSON]:
+    """``classify`` in the rule order of the issue, returning the parsed JSON message too
+    (None unless a 2xx JSON body was read) so a caller never parses the body twice.
+
+    With ``want_message=False`` a plain success may be recognised without building the
+    message (see ``quick_read``); the message is then None.
+    """
+    if not 200 <= status < 300:
+        return classify_http_error(status, body, content_type), None
+    if expected_id is None:
+        return verdict(Outcome.ACCEPTED), None
+    if status == 202:
+        return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request"), None
+    kind, charset = media_type(content_type)
+    if kind == "application/json":
+        if (
+            not want_message
+            and charset in (None, "utf-8", "utf8")
+            and quick_read(body, expected_id, method) is Quick.SUCCESS
+        ):
+            return _success(method), None
+        return classify_json(body, charset, expected_id, method, exact=False)
+    if kind == "text/event-stream":
+        return classify_sse(body, expected_id, method, max_event_bytes), None
+    detail = f"unexpected Content-Type {kind or 'none'!r}"
+    return verdict(Outcome.INVALID_ENVELOPE, detail=detail), None
+
+
+def classify_http_error(status: int, body: bytes, content_type: str | None) -> Classification:
+    """A non-2xx answer; a JSON-RPC error inside its body keeps its code and message."""
+    code = message = None
+    if body and media_type(content_type)[0] == "application/json":
+        try:
+            payload = loads(body)
+        except ValueError:
+            payload = None
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict) and _is_int(error.get("code")):
+            code = error["code"]
+            if isinstance(error.get("message"), str):
+                message = error["message"][:MESSAGE_LIMIT]
+    return verdict(Outcome.HTTP_ERROR, status=status, code=code, message=message)
+
+
+def classify_json(
+    body: bytes, charset: str | None, expected_id: RequestId, method: str, *, exact: bool = True
+) -> tuple[Classification, JSON]:
+    """Classify a whole ``application/json`` body; returns the parsed message too.
+
+    With ``exact=False`` the body is read without the look for integers past 64 bits (see
+    ``loads``), so such an integer may come back as a float, except in the id and the error
+    code: the classification is always exact.
+    """
+    try:
+        text: bytes | str = body
+        if charset not in (None, "utf-8", "utf8"):
+            text = body.decode(charset or "utf-8")
+        message = loads(text, exact=exact)
+        if not exact and _loose_id_or_code(message) and not is_exact(text):
+            message = loads(text)
+    except (ValueError, LookupError):  # bad JSON, bad bytes, unknown charset
+        return verdict(Outcome.MALFORMED_JSON), None
+    return classify_message(message, expected_id, method), message
+
+
+def _loose_id_or_code(message: JSON) -> bool:
+    """True if the numbers a classification reads (id, error code) may have been rounded."""
+    if not isinstance(message, dict):
+        return False
+    error = message.get("error")
+    return isinstance(message.get("id"), float) or (
+        isinstance(error, dict) and isinstance(error.get("code"), float)
+    )
+
+
+def classify_sse(
+    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int
+) -> Classification:
+    """Classify the response to ``expected_id`` inside a whole SSE body."""
+    decoder = SSEDecoder(max_event_bytes)
+    for event in decoder.feed(body) + decoder.finish():
+        found = classify_event(event.data, event.event, expected_id, method, want_message=False)
+        if found is not None:
+            return found[0]
+    if decoder.oversized:
+        return verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
+    return verdict(Outcome.STREAM_INCOMPLETE, detail="no response for the request in the stream")
+
+
+def classify_event(
+    data: bytes,
+    event_type: str,
+    expected_id: RequestId,
+    method: str,
+    *,
+    want_message: bool = True,
+) -> tuple[Classification, Any] | None:
+    """Classify one SSE event if it answers ``expected_id``; None if it is for someone else.
+
+    Returns:
+        The classification and the parsed message, or None for keep-alives, notifications,
+        server requests and responses to other ids. With ``want_message=False`` a plain
+        success may be recognised without building the message, which is then None.
+    """
+    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
+        return None
+    quick = quick_read(data, expected_id, method)
+    if quick is Quick.REQUEST:
+        return None  # a notification or a server request: not our answer
+    if quick is Quick.SUCCESS and not want_message:
+        return _success(method), None
+    try:
+        # Most events are notifications: their shape (numbers play no part) is all we need.
+        message = loads(data, exact=False)
+    except ValueError:
+        return verdict(Outcome.MALFORMED_JSON, detail="an SSE event is not JSON"), None
+    if not isinstance(message, dict) or "method" in message:
+        return None  # a notification or a server request: not our answer
+    if not is_exact(data):
+        message = loads(data)  # ids, codes and a re-sent body need exact integers
+    if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
+        return None  # a response to another request
+    return classify_message(message, expected_id, method), message
+
+
+def classify_message(message: JSON, expected_id: RequestId, method: str) -> Classification:
+    """Classify a parsed JSON-RPC response: envelope first, then the result."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return verdict(Outcome.INVALID_ENVELOPE, detail="not a JSON-RPC 2.0 object")
+    has_result, has_error = "result" in message, "error" in message
+    if has_result == has_error:
+        return verdict(Outcome.INVALID_ENVELOPE, detail="needs exactly one of result and error")
+    response_id = message.get("id", ...)
+    if has_error:
+        # JSON-RPC 2.0: a server that could not read the request's id answers with id null.
+        if response_id is not None and not same_id(response_id, expected_id):
+            return verdict(Outcome.INVALID_ENVELOPE, detail="response id does not match")
+        error = message["error"]
+        if (
+            not isinstance(error, dict)
+            or not _is_int(error.get("code"))
+            or not isinstance(error.get("message"), str)
+        ):
+            return verdict(Outcome.INVALID_ENVELOPE, detail="malformed error object")
+        return verdict(
+            Outcome.JSONRPC_ERROR, code=error["code"], message=error["message"][:MESSAGE_LIMIT]
+        )
+    if not same_id(response_id, expected_id):
+        return verdict(Outcome.INVALID_ENVELOPE, detail="response id does not match")
+    return _classify_result(message["result"], method)
+
+
+# Frozen values, so the common verdicts are shared rather than built per call.
+_RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
+_TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
+
+
+def _success(method: str) -> Classification:
+    return _TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS
+
+
+def _classify_result(result: JSON, method: str) -> Classification:
+    invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
+    if not isinstance(result, dict):
+        return verdict(invalid, detail="result is not an object")
+    # 2026-07-28: "clients MUST treat an absent resultType as complete".
+    result_type = result.get("resultType", "complete")
+    if result_type == "input_required" and method in MRTR_METHODS:
+        if "inputRequests" not in result and "requestState" not in result:
+            return verdict(invalid, detail="input_required without inputRequests or requestState")
+        return verdict(Outcome.INPUT_REQUIRED, result_type=result_type)
+    if result_type != "complete":
+        return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
+    if method != "tools/call":
+        return _RPC_SUCCESS
+    if not isinstance(result.get("content"), list):
+        return verdict(invalid, detail="content is not an array", result_type=result_type)
+    is_error = result.get("isError", False)
+    if not isinstance(is_error, bool):
+        return verdict(invalid, detail="isError is not a boolean", result_type=result_type)
+    if is_error:
+        return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
+    return _TOOL_SUCCESS
+
+
+def _first_text(result: dict[str, JSON]) -> str | None:
+    for item in result["content"]:
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            return str(item["text"])[:MESSAGE_LIMIT]
+    return None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

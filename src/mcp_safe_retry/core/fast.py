@@ -1,0 +1,78 @@
+"""Recognise the common messages without building them (optional: needs msgspec).
+
+Most answers are plain successes and most SSE events are notifications, and a
+classification needs only a few of their fields. msgspec decodes those few into a typed
+shape and only checks the rest as JSON, where a full parse builds every string and number.
+Anything else (an error, an unusual shape, bytes msgspec would read differently) is
+NOT_SURE: the full classifier decides, so the verdicts are the same with and without this
+module (property tests hold it to that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from .jsonrpc import RequestId, read_shape, same_id
+
+__all__ = ["Quick", "quick_read"]
+
+_decode: Callable[[bytes], Any] | None
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - depends on the environment
+    _decode = None
+    _UNSET: Any = object()
+else:
+    _UNSET = msgspec.UNSET
+
+    class _Result(msgspec.Struct, rename="camel"):
+        result_type: Any = msgspec.UNSET
+        content: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET  # items not read
+        is_error: Any = msgspec.UNSET
+
+    class _Message(msgspec.Struct):
+        jsonrpc: Any = msgspec.UNSET
+        id: Any = msgspec.UNSET
+        method: Any = msgspec.UNSET  # params not read
+        result: _Result | msgspec.UnsetType = msgspec.UNSET
+        error: Any = msgspec.UNSET
+
+    _decode = msgspec.json.Decoder(_Message).decode
+
+
+class Quick(Enum):
+    """What a quick read could tell of one JSON text."""
+
+    NOT_SURE = "not sure"  # anything but the two below: read it whole
+    SUCCESS = "success"  # a plain success answering the expected id
+    REQUEST = "request"  # a JSON object with a "method": a notification or server request
+
+
+def quick_read(body: bytes, expected_id: RequestId, method: str) -> Quick:
+    """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
+    result without "method", complete, and for ``tools/call`` a tool result with content
+    and no error. REQUEST when it is a JSON object with a "method" member. Else NOT_SURE,
+    which never means "failed" (see ``read_shape``).
+    """
+    message = read_shape(_decode, body)
+    if message is None:
+        return Quick.NOT_SURE
+    if message.method is not _UNSET:
+        return Quick.REQUEST
+    result = message.result
+    if (
+        message.jsonrpc != "2.0"
+        or message.error is not _UNSET
+        or result is _UNSET
+        or not same_id(message.id, expected_id)
+    ):
+        return Quick.NOT_SURE
+    if result.result_type is not _UNSET and result.result_type != "complete":
+        return Quick.NOT_SURE
+    if method != "tools/call":
+        return Quick.SUCCESS
+    is_error = result.is_error
+    plain = result.content is not _UNSET and (is_error is _UNSET or is_error is False)
+    return Quick.SUCCESS if plain else Quick.NOT_SURE

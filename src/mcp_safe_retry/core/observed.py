@@ -1,0 +1,92 @@
+"""What a transport learns from the traffic it carries, for the calls that come later."""
+
+from __future__ import annotations
+
+import threading
+
+from .classify import Classification, Outcome
+from .jsonrpc import JSON, RequestFacts, RequestId, dumps
+
+__all__ = ["LEARNED_METHODS", "Observed", "client_info"]
+
+LEARNED_METHODS = frozenset({"initialize", "tools/list"})
+"""The methods whose answers tell something about later calls."""
+
+
+class Observed:
+    """The client's name, the protocol version, the read-only tools, and the ids re-sent
+    requests went out under (so a cancellation can follow them). Safe across threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.client: str | None = None
+        self.protocol_version: str | None = None
+        self.read_only_tools: frozenset[str] = frozenset()
+        self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
+
+    def learn(self, facts: RequestFacts, classification: Classification, message: JSON) -> None:
+        """Keep what an answered ``initialize`` or ``tools/list`` tells."""
+        if facts.method not in LEARNED_METHODS:
+            return
+        if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
+            return
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return
+        if facts.method == "initialize":
+            version = result.get("protocolVersion")
+            with self._lock:
+                if isinstance(version, str):
+                    self.protocol_version = version
+                self.client = client_info(facts) or self.client
+        elif facts.method == "tools/list" and isinstance(result.get("tools"), list):
+            read_only: set[str] = set()
+            other: set[str] = set()
+            for tool in result["tools"]:
+                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                    continue
+                notes = tool.get("annotations")
+                hint = isinstance(notes, dict) and notes.get("readOnlyHint") is True
+                (read_only if hint else other).add(tool["name"])
+            with self._lock:
+                self.read_only_tools = (self.read_only_tools - other) | read_only
+
+    def resent(self, session: str | None, caller_id: RequestId, wire_id: RequestId) -> None:
+        """A request with ``caller_id`` now goes out as ``wire_id``."""
+        with self._lock:
+            self._wire_ids[(session, caller_id)] = wire_id
+
+    def settled(self, session: str | None, caller_id: RequestId) -> None:
+        """The re-sent request is over: nothing left to cancel."""
+        with self._lock:
+            self._wire_ids.pop((session, caller_id), None)
+
+    def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
+        """A ``notifications/cancelled`` pointed at the id its request really went out
+        under; None when it needs no change."""
+        if facts.method != "notifications/cancelled":
+            return None
+        message = facts.exact_message()
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return None
+        request_id = params.get("requestId")
+        if not isinstance(request_id, str | int):
+            return None
+        with self._lock:
+            wire_id = self._wire_ids.get((session, request_id))
+        if wire_id is None:
+            return None
+        return dumps({**message, "params": {**params, "requestId": wire_id}})
+
+
+def client_info(facts: RequestFacts) -> str | None:
+    """``name@version`` from an ``initialize`` request's ``clientInfo``."""
+    if facts.method != "initialize":
+        return None
+    params = facts.exact_message().get("params")
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+        return None
+    version = info.get("version")
+    return f"{info['name']}@{version}" if isinstance(version, str) else info["name"]

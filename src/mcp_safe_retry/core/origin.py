@@ -1,0 +1,85 @@
+"""Who re-sent a call: explicit marks (context manager, request extension) and detection."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+
+from .records import RetryOrigin
+
+__all__ = ["ORIGIN_EXTENSION", "ResendDetector", "marked_origin", "retry_origin"]
+
+ORIGIN_EXTENSION = "mcp_safe_retry.retry_origin"
+
+_marked: contextvars.ContextVar[RetryOrigin | None] = contextvars.ContextVar(
+    "mcp_safe_retry_origin", default=None
+)
+
+
+@contextlib.contextmanager
+def retry_origin(origin: str | RetryOrigin) -> Iterator[None]:
+    """Mark the requests sent inside the block as re-sent by ``origin``.
+
+    Only ``"application"`` and ``"manual"`` can be marked: ``none`` and ``sdk`` are the
+    engine's own to give. The mark follows the context, so it reaches a transport called in
+    the same task or thread; the MCP SDKs send from a task of their own, for which the
+    transport detects application re-sends instead (see ``ResendDetector``).
+    """
+    origin = RetryOrigin(origin)
+    if origin not in (RetryOrigin.APPLICATION, RetryOrigin.MANUAL):
+        raise ValueError(f"only 'application' or 'manual' can be marked, not {origin.value!r}")
+    token = _marked.set(origin)
+    try:
+        yield
+    finally:
+        _marked.reset(token)
+
+
+def marked_origin(extensions: Mapping[str, object]) -> RetryOrigin | None:
+    """The origin a request was marked with, by extension first, then by context."""
+    value = extensions.get(ORIGIN_EXTENSION)
+    if value is not None:
+        try:
+            origin = RetryOrigin(str(value))
+        except ValueError:
+            origin = None
+        if origin in (RetryOrigin.APPLICATION, RetryOrigin.MANUAL):
+            return origin
+    return _marked.get()
+
+
+class ResendDetector:
+    """Remembers recently failed calls so a repeat of one is recognised as a re-send.
+
+    Args:
+        window: seconds during which a repeat of a failed call counts as a re-send.
+        capacity: how many failed calls are remembered (oldest forgotten first).
+    """
+
+    def __init__(self, window: float = 60.0, capacity: int = 1024) -> None:
+        self.window = window
+        self._capacity = capacity
+        self._failed: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def is_resend(self, digest: str, now: float) -> bool:
+        if not self._failed:  # the common case, read without the lock
+            return False
+        with self._lock:
+            failed_at = self._failed.get(digest)
+            return failed_at is not None and now - failed_at <= self.window
+
+    def finished(self, digest: str, failed: bool, now: float) -> None:
+        if not failed and not self._failed:  # nothing to forget
+            return
+        with self._lock:
+            if not failed:
+                self._failed.pop(digest, None)
+                return
+            self._failed[digest] = now
+            self._failed.move_to_end(digest)
+            while len(self._failed) > self._capacity:
+                self._failed.popitem(last=False)

@@ -1,0 +1,291 @@
+"""The retry policy (a frozen value) and the pure decision taken after each attempt.
+
+Backoff and the deadline are tenacity strategies evaluated over a RetryCallState that this
+module fills in from the clock it is handed, so nothing here sleeps or reads the time.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import fnmatch
+import math
+import random
+from collections.abc import Callable, Mapping
+from enum import StrEnum
+from types import MappingProxyType
+
+import attrs
+import tenacity
+from attrs import validators as v
+
+from .classify import SUCCESSES, Classification, Outcome
+
+__all__ = [
+    "READ_METHODS",
+    "Action",
+    "Decision",
+    "Idempotency",
+    "Jitter",
+    "Reason",
+    "RetryPolicy",
+    "decide",
+    "is_transient",
+    "parse_retry_after",
+]
+
+READ_METHODS = frozenset(
+    {
+        "ping",
+        "initialize",
+        "tools/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "server/discover",
+    }
+)
+"""Protocol methods that change nothing on the server, so re-sending them is safe."""
+
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+UNSENT_KINDS = frozenset({"connect", "pool"})
+"""Network error kinds raised before a single byte of the request was written."""
+
+
+class Idempotency(StrEnum):
+    """Whether a call may be sent again after the server may have seen it."""
+
+    READ = "read"
+    UNSAFE = "unsafe"
+
+
+class Jitter(StrEnum):
+    """How a backoff ``b`` is randomised: NONE ``b``, EQUAL ``[b/2, b]``, FULL ``[0, b]``."""
+
+    NONE = "none"
+    EQUAL = "equal"
+    FULL = "full"
+
+
+class Action(StrEnum):
+    RETRY = "retry"
+    STOP = "stop"
+
+
+class Reason(StrEnum):
+    """Why an attempt was followed by a retry, or why the call stopped there."""
+
+    # retries
+    NETWORK_ERROR = "network_error"
+    RETRYABLE_STATUS = "retryable_status"
+    STREAM_INCOMPLETE = "stream_incomplete"
+    # stops
+    SUCCESS = "success"
+    NOT_IDEMPOTENT = "not_idempotent"
+    NOT_RETRYABLE = "not_retryable"
+    MAX_RETRIES = "max_retries"
+    RETRY_AFTER_OVER_CAP = "retry_after_over_cap"
+    DEADLINE = "deadline"
+    THROTTLED = "throttled"
+    ABANDONED = "abandoned"  # the caller closed the stream or cancelled the call
+    RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
+
+
+@attrs.frozen
+class Decision:
+    """What follows an attempt: a retry after ``delay`` seconds, or the end of the call."""
+
+    action: Action
+    reason: Reason
+    delay: float = 0.0
+
+    @property
+    def retry(self) -> bool:
+        return self.action is Action.RETRY
+
+
+def _tools(value: Mapping[str, Idempotency | str] | None) -> Mapping[str, Idempotency]:
+    return MappingProxyType({str(k): Idempotency(val) for k, val in (value or {}).items()})
+
+
+def _non_negative(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
+def _positive(_: object, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+    finite = isinstance(value, int | float) and math.isfinite(value)
+    if value is not None and not (finite and value > 0):
+        raise ValueError(f"{attribute.name} must be None or a finite number > 0, not {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """Which calls may be re-sent, after which failures, how often and how far apart.
+
+    Args:
+        max_retries: re-sends after the first attempt.
+        initial_backoff: seconds before the first retry (before jitter).
+        backoff_multiplier: growth of the backoff per retry.
+        max_backoff: cap on one backoff (before a Retry-After raises it).
+        jitter: how the backoff is randomised.
+        retry_statuses: HTTP statuses worth another try.
+        max_retry_after: a server asking to wait longer than this gets no retry.
+        deadline: seconds across all attempts; a retry that would end past it is not made.
+        tools: tool name or fnmatch pattern -> Idempotency; unlisted tools are UNSAFE.
+        trust_annotations: count tools whose ``readOnlyHint`` is true as READ.
+        retry_unsent: also re-send an UNSAFE call whose request never left this machine (no
+            connection could be made, or none came free in the pool): the server cannot have
+            seen it, so it cannot run twice (gRPC's transparent retry).
+    """
+
+    max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
+    initial_backoff: float = attrs.field(default=0.2, validator=_non_negative)
+    backoff_multiplier: float = attrs.field(default=2.0, validator=[_non_negative, v.ge(1.0)])
+    max_backoff: float = attrs.field(default=10.0, validator=_non_negative)
+    jitter: Jitter = attrs.field(default=Jitter.EQUAL, converter=Jitter)
+    retry_statuses: frozenset[int] = attrs.field(
+        default=frozenset({408, 429, 500, 502, 503, 504}), converter=frozenset
+    )
+    max_retry_after: float = attrs.field(default=30.0, validator=_non_negative)
+    deadline: float | None = attrs.field(default=None, validator=_positive)
+    tools: Mapping[str, Idempotency] = attrs.field(
+        factory=dict, converter=_tools, eq=False, hash=False
+    )
+    trust_annotations: bool = False
+    retry_unsent: bool = False
+
+    def idempotency(
+        self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()
+    ) -> Idempotency:
+        """How safe it is to re-send a request (notifications are never re-sent)."""
+        if method != "tools/call":
+            return Idempotency.READ if method in READ_METHODS else Idempotency.UNSAFE
+        if tool is None:
+            return Idempotency.UNSAFE
+        if tool in self.tools:
+            return self.tools[tool]
+        for pattern, idempotency in self.tools.items():
+            if fnmatch.fnmatchcase(tool, pattern):
+                return idempotency
+        if self.trust_annotations and tool in read_only_tools:
+            return Idempotency.READ
+        return Idempotency.UNSAFE
+
+    def wait_strategy(self, rand: Callable[[], float] = random.random) -> tenacity.wait.wait_base:
+        """The backoff as a tenacity wait strategy (attempt n waits before retry n)."""
+        base = tenacity.wait_exponential(
+            multiplier=self.initial_backoff, exp_base=self.backoff_multiplier, max=self.max_backoff
+        )
+        if self.jitter is Jitter.NONE:
+            return base
+        return _Jittered(base, rand, low=0.5 if self.jitter is Jitter.EQUAL else 0.0)
+
+
+class _Jittered(tenacity.wait.wait_base):
+    """Draw uniformly from ``[low * b, b]`` where ``b`` is the wrapped strategy's wait."""
+
+    def __init__(self, inner: tenacity.wait.wait_base, rand: Callable[[], float], low: float):
+        self._inner, self._rand, self._low = inner, rand, low
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        b = self._inner(retry_state)
+        return b * (self._low + (1.0 - self._low) * self._rand())
+
+
+def decide(
+    policy: RetryPolicy,
+    *,
+    idempotency: Idempotency,
+    classification: Classification,
+    attempt: int,
+    elapsed: float,
+    retry_after: float | None = None,
+    rand: Callable[[], float] = random.random,
+) -> Decision:
+    """Decide what follows attempt number ``attempt`` (1-based) of one call.
+
+    Args:
+        policy: the policy in force.
+        idempotency: whether the call may be re-sent.
+        classification: how the attempt ended.
+        attempt: its number.
+        elapsed: seconds from the first attempt's start to now.
+        retry_after: seconds the server asked to wait, if it did (429 and 503 only).
+        rand: a source of uniform numbers in [0, 1), for jitter.
+    """
+    outcome = classification.outcome
+    if outcome in SUCCESSES:
+        return _STOP_SUCCESS
+    reason = _transient_reason(policy, classification)
+    if reason is None:
+        return _STOP_NOT_RETRYABLE
+    if idempotency is not Idempotency.READ and not (
+        policy.retry_unsent and classification.error_kind in UNSENT_KINDS
+    ):
+        return _STOP_NOT_IDEMPOTENT
+    state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+    state.attempt_number = attempt
+    state.start_time, state.outcome_timestamp = 0.0, elapsed
+    if tenacity.stop_after_attempt(policy.max_retries + 1)(state):
+        return Decision(Action.STOP, Reason.MAX_RETRIES)
+    delay = policy.wait_strategy(rand)(state)
+    if retry_after is not None and classification.status in RETRY_AFTER_STATUSES:
+        if retry_after > policy.max_retry_after:
+            return Decision(Action.STOP, Reason.RETRY_AFTER_OVER_CAP)
+        delay = max(delay, retry_after)
+    state.upcoming_sleep = delay
+    if policy.deadline is not None and tenacity.stop_before_delay(policy.deadline)(state):
+        return Decision(Action.STOP, Reason.DEADLINE)
+    return Decision(Action.RETRY, reason, delay)
+
+
+def is_transient(policy: RetryPolicy, classification: Classification) -> bool:
+    """A failure another attempt might not meet (what a retry budget counts as failed)."""
+    return _transient_reason(policy, classification) is not None
+
+
+# Frozen values, so the common stops are shared rather than built per call.
+_STOP_SUCCESS = Decision(Action.STOP, Reason.SUCCESS)
+_STOP_NOT_RETRYABLE = Decision(Action.STOP, Reason.NOT_RETRYABLE)
+_STOP_NOT_IDEMPOTENT = Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
+
+
+def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:
+    outcome = classification.outcome
+    if outcome is Outcome.NETWORK_ERROR:
+        # A bad URL, a proxy refusal, our own protocol error or a huge body will not heal.
+        healable = classification.error_kind not in ("local", "oversized", "decoding")
+        return Reason.NETWORK_ERROR if healable else None
+    if outcome is Outcome.STREAM_INCOMPLETE:
+        return Reason.STREAM_INCOMPLETE
+    if outcome is Outcome.HTTP_ERROR and classification.status in policy.retry_statuses:
+        return Reason.RETRYABLE_STATUS
+    return None
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date).
+
+    Args:
+        value: the header value.
+        now: the current time as a Unix timestamp, for dates.
+
+    Returns:
+        Non-negative seconds, or None for a missing or malformed value.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.replace(".", "", 1).isdigit():
+        seconds = float(text)
+        return seconds if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None  # RFC 9110 dates are always GMT; a zone-less date is not one
+    return max(0.0, when.timestamp() - now)

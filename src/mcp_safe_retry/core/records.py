@@ -1,0 +1,234 @@
+"""Attempt history: what was sent, what came back and what was decided, as plain values."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections import deque
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+import attrs
+
+from .classify import Classification
+from .jsonrpc import RequestId
+from .policy import Decision, Idempotency
+
+__all__ = ["Attempt", "AttemptValues", "CallRecord", "History", "LazyRecord", "RetryOrigin"]
+
+
+class RetryOrigin(StrEnum):
+    """Who sent an attempt: the first send, this engine, the application, or a person."""
+
+    NONE = "none"
+    SDK = "sdk"
+    APPLICATION = "application"
+    MANUAL = "manual"
+
+
+@attrs.frozen
+class Attempt:
+    """One HTTP POST of a call and how it ended.
+
+    ``delay`` is the time slept before it; ``elapsed`` the seconds from the call's start to
+    the moment it was sent; ``decision`` what followed it (None while it is still streaming).
+    """
+
+    number: int
+    retry_origin: RetryOrigin
+    wire_id: RequestId | None
+    classification: Classification
+    status: int | None = None
+    content_type: str | None = None
+    error_kind: str | None = None
+    delay: float = 0.0
+    retry_after: float | None = None
+    decision: Decision | None = None
+    elapsed: float = 0.0
+    duration: float = 0.0
+    kind: str = "post"  # "resume": the client's GET with Last-Event-ID, not a new POST
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types only."""
+        c = self.classification
+        return {
+            "number": self.number,
+            "kind": self.kind,
+            "retryOrigin": str(self.retry_origin),
+            "wireId": self.wire_id,
+            "httpStatus": self.status,
+            "contentType": self.content_type,
+            "layer": str(c.layer),
+            "outcome": str(c.outcome),
+            "errorCode": c.code,
+            "errorKind": self.error_kind,
+            "detail": c.detail,
+            "delay": round(self.delay, 6),
+            "retryAfter": self.retry_after,
+            "decision": str(self.decision.action) if self.decision else None,
+            "reason": str(self.decision.reason) if self.decision else None,
+            "elapsedMs": round(self.elapsed * 1000, 3),
+            "durationMs": round(self.duration * 1000, 3),
+        }
+
+
+@attrs.frozen
+class CallRecord:
+    """One logical JSON-RPC call and all its attempts.
+
+    A record is a snapshot: while an SSE answer is still streaming ``complete`` is False and
+    ``get_record`` returns the newest snapshot.
+    """
+
+    method: str
+    tool: str | None
+    request_id: RequestId | None
+    idempotency: Idempotency
+    attempts: tuple[Attempt, ...] = ()
+    classification: Classification | None = None
+    complete: bool = False
+    client: str | None = None
+    protocol_version: str | None = None
+    session_id: str | None = None
+    scenario: str | None = None
+    arguments_digest: str = ""
+    started_at: float = 0.0  # wall-clock Unix time of the first send
+    duration: float = 0.0  # seconds from the first send to the newest attempt's end
+
+    @property
+    def post_count(self) -> int:
+        """POSTs sent (a resumption GET is an attempt, not a POST)."""
+        return sum(1 for a in self.attempts if a.kind == "post")
+
+    @property
+    def http_statuses(self) -> tuple[int, ...]:
+        return tuple(a.status for a in self.attempts if a.status is not None)
+
+    @property
+    def retry_origin(self) -> RetryOrigin:
+        """The origin of the last attempt."""
+        return self.attempts[-1].retry_origin if self.attempts else RetryOrigin.NONE
+
+    @property
+    def outcome(self) -> str | None:
+        return str(self.classification.outcome) if self.classification else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The diagnostic record: plain JSON types, ready for ``json.dumps``."""
+        c = self.classification
+        return {
+            "client": self.client,
+            "protocolVersion": self.protocol_version,
+            "scenario": self.scenario,
+            "method": self.method,
+            "tool": self.tool,
+            "idempotency": str(self.idempotency),
+            "postCount": self.post_count,
+            "httpStatuses": list(self.http_statuses),
+            "jsonrpc": {"id": self.request_id, "errorCode": c.code if c else None},
+            "resultType": c.result_type if c else None,
+            "layer": str(c.layer) if c else None,
+            "outcome": self.outcome,
+            "retryOrigin": str(self.retry_origin),
+            "complete": self.complete,
+            "startedAt": self.started_at,
+            "durationMs": round(self.duration * 1000, 3),
+            "attempts": [a.to_dict() for a in self.attempts],
+        }
+
+
+class AttemptValues(NamedTuple):
+    """An Attempt's values in its field order: what the engine keeps per attempt. The
+    Attempt itself is built only when a record is read (most never are)."""
+
+    number: int
+    retry_origin: RetryOrigin
+    wire_id: RequestId | None
+    classification: Classification
+    status: int | None
+    content_type: str | None
+    error_kind: str | None
+    delay: float
+    retry_after: float | None
+    decision: Decision | None
+    elapsed: float
+    duration: float
+    kind: str
+
+
+class LazyRecord:
+    """A CallRecord's values, frozen when the snapshot is taken; the record is built on
+    first read and kept.
+
+    ``values`` are CallRecord's fields in order, with ``attempts`` as AttemptValues. Taking
+    a snapshot costs a tuple; the attrs values are paid for only by the records someone
+    reads.
+    """
+
+    __slots__ = ("_record", "_values")
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self._values = values
+        self._record: CallRecord | None = None
+
+    @classmethod
+    def of(cls, record: CallRecord) -> LazyRecord:
+        """A snapshot that is already built."""
+        lazy = cls(())
+        lazy._record = record
+        return lazy
+
+    def get(self) -> CallRecord:
+        record = self._record
+        if record is None:
+            values = self._values
+            attempts = tuple(Attempt(*a) for a in values[4])
+            fields: tuple[Any, ...] = (*values[:4], attempts, *values[5:])
+            record = CallRecord(*fields)
+            self._record = record  # two threads may both build it: equal values
+        return record
+
+
+class History:
+    """The newest finished call records of a transport, bounded, safe across threads."""
+
+    def __init__(self, maxlen: int = 1000) -> None:
+        if maxlen < 1:
+            raise ValueError("maxlen must be >= 1")
+        self._records: deque[LazyRecord] = deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def append(
+        self, record: CallRecord | LazyRecord, *, replacing: LazyRecord | None = None
+    ) -> None:
+        """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
+        that was resumed) moves it to the end instead of keeping both."""
+        entry = record if isinstance(record, LazyRecord) else LazyRecord.of(record)
+        with self._lock:
+            if replacing is not None:
+                # It may already have been pushed out of the bounded history.
+                with contextlib.suppress(ValueError):
+                    self._records.remove(replacing)
+            self._records.append(entry)
+
+    def records(self) -> list[CallRecord]:
+        """Oldest first, newest last."""
+        with self._lock:
+            entries = list(self._records)
+        return [entry.get() for entry in entries]
+
+    def last(self) -> CallRecord | None:
+        with self._lock:
+            entry = self._records[-1] if self._records else None
+        return entry.get() if entry is not None else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def maxlen(self) -> int:
+        return self._records.maxlen or 0

@@ -1,0 +1,96 @@
+"""Following one SSE answer as it flows: pure, event by event, bounded memory."""
+
+from __future__ import annotations
+
+from .classify import OVERSIZED, Classification, Outcome, classify_event, verdict
+from .jsonrpc import JSON, RequestId, same_id, with_id
+from .sse import Event, SSEDecoder, encode_event
+
+__all__ = ["StreamTracker"]
+
+
+class StreamTracker:
+    """Pass an SSE body on while finding the response to one request in it.
+
+    Only whole events are handed on (an event cut off by a broken stream is held back, as
+    an SSE reader would drop it anyway), and the response event is rewritten to carry the
+    caller's id when the request went out under another one.
+    """
+
+    def __init__(
+        self,
+        *,
+        wire_id: RequestId,
+        caller_id: RequestId,
+        method: str,
+        max_event_bytes: int,
+        want_message: bool = True,
+    ) -> None:
+        """``want_message=False``: a plain success may be recognised without building its
+        message (``message`` then stays None); the caller neither learns from it nor
+        restores an id in it."""
+        self._wire_id = wire_id
+        self._caller_id = caller_id
+        self._method = method
+        self._want_message = want_message
+        self._decoder = SSEDecoder(max_event_bytes)
+        self.classification: Classification | None = None
+        self.message: JSON = None
+        self.events = 0
+        self.duplicates = 0
+
+    @property
+    def done(self) -> bool:
+        """True once the response (or a reason to give up looking) was found."""
+        return self.classification is not None
+
+    @property
+    def last_event_id(self) -> str | None:
+        return self._decoder.last_event_id
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Take a chunk of the stream; return the bytes to hand on now."""
+        return self._forward(self._decoder.feed(chunk))
+
+    def finish(self) -> bytes:
+        """The stream ended: return what is left to hand on."""
+        return self._forward(self._decoder.finish())
+
+    def _forward(self, events: list[Event]) -> bytes:
+        out: list[bytes] = []
+        for event in events:
+            data = event.data
+            if data:
+                self.events += 1
+                found = classify_event(
+                    data,
+                    event.event,
+                    self._wire_id,
+                    self._method,
+                    want_message=self._want_message,
+                )
+                if found is not None and self.classification is None:
+                    self.classification, self.message = found
+                    out.append(self._restore_id(event.raw, event.event, event.id))
+                    continue
+                if found is not None and found[0].outcome is not Outcome.MALFORMED_JSON:
+                    self.duplicates += 1  # a second answer to the request: handed on once only
+                    continue
+            out.append(event.raw)
+        if self._decoder.oversized and self.classification is None:
+            self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
+        return b"".join(out)
+
+    def held_back(self) -> bytes:
+        """The bytes of an unterminated event, which SSE readers discard at end of stream."""
+        return self._decoder.pending()
+
+    def _restore_id(self, raw: bytes, event: str, event_id: str | None) -> bytes:
+        message = self.message
+        if (
+            same_id(self._wire_id, self._caller_id)
+            or not isinstance(message, dict)
+            or not same_id(message.get("id"), self._wire_id)
+        ):
+            return raw
+        return encode_event(with_id(message, self._caller_id), event=event, event_id=event_id)

@@ -1,0 +1,37 @@
+"""The kitchen: a real MCP server over Streamable HTTP with fault injection in front of it.
+
+The official SDK's server answers every request the fault layer lets through; the
+layer, an ASGI app in front of it, answers the rest as the selected scenario decides.
+Scenarios are chosen per URL (`/mcp?scenario=NAME&params=JSON&run=ID`) so each client
+gets its own counters, with a server default for bare `/mcp`.
+
+Nothing in the mcp-safe-retry core imports this package; it needs the `kitchen` extra.
+"""
+
+from mcp_safe_retry_kitchen._actions import ABORT_MODES, MALFORMED_KINDS
+from mcp_safe_retry_kitchen._book import KitchenState, PostRecord
+from mcp_safe_retry_kitchen._params import ScenarioError
+from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES, parse_scenario
+from mcp_safe_retry_kitchen._server import (
+    KitchenConfig,
+    KitchenServer,
+    build_kitchen_app,
+    run_kitchen,
+)
+from mcp_safe_retry_kitchen._tools import SERVER_NAME, build_mcp_server
+
+__all__ = [
+    "ABORT_MODES",
+    "MALFORMED_KINDS",
+    "SCENARIO_NAMES",
+    "SERVER_NAME",
+    "KitchenConfig",
+    "KitchenServer",
+    "KitchenState",
+    "PostRecord",
+    "ScenarioError",
+    "build_kitchen_app",
+    "build_mcp_server",
+    "parse_scenario",
+    "run_kitchen",
+]

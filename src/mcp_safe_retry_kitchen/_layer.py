@@ -1,0 +1,340 @@
+"""The ASGI fault layer in front of the SDK's real Streamable HTTP app.
+
+Every request to the MCP path is read, matched to its run, and either handed to the
+real app or answered the way the run's scenario decides. The layer also serves the
+kitchen's own control endpoints under `/kitchen/`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_safe_retry_kitchen._abort import ABORT_EXTENSION, AbortFn
+from mcp_safe_retry_kitchen._actions import Abort, Action, Mangle, Pass, Reply, Respond, Truncate
+from mcp_safe_retry_kitchen._book import KitchenBook
+from mcp_safe_retry_kitchen._facts import RequestFacts, read_facts
+from mcp_safe_retry_kitchen._params import ScenarioError
+from mcp_safe_retry_kitchen._runs import Run, Runs, parse_query
+from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES, jsonrpc_error, session_not_found
+from mcp_safe_retry_kitchen._tools import RUN_SCOPE_KEY
+from mcp_safe_retry_kitchen._wire import (
+    JSON_CONTENT_TYPE,
+    SSE_HEADERS,
+    WireResponse,
+    frame,
+    mangle,
+    notification_events,
+    session_headers,
+)
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+CONTROL_PREFIX = "/kitchen/"
+
+
+async def read_body(receive: Receive) -> bytes:
+    """Read a whole request body (bounded by MAX_BODY_BYTES)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ValueError("request body too large")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """Return a `receive` that yields the already-read body, then the real channel."""
+    pending = True
+
+    async def replayed() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def with_length(response: WireResponse) -> list[tuple[bytes, bytes]]:
+    """Return the response's headers with a Content-Length matching its whole body."""
+    headers = [(k, v) for k, v in response.headers if k.lower() != b"content-length"]
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    return headers
+
+
+async def send_response(send: Send, response: WireResponse) -> None:
+    """Send a complete response with an exact Content-Length."""
+    headers = with_length(response)
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})
+
+
+async def send_json(send: Send, status: int, payload: Any) -> None:
+    """Send a JSON document (control endpoints and layer-level refusals)."""
+    body = json.dumps(payload).encode()
+    await send_response(send, WireResponse(status, ((b"content-type", JSON_CONTENT_TYPE),), body))
+
+
+class FaultLayer:
+    """ASGI app: the kitchen's fault injection in front of the SDK's real app."""
+
+    def __init__(
+        self,
+        inner: ASGIApp,
+        book: KitchenBook,
+        runs: Runs,
+        *,
+        json_response: bool,
+        stateless: bool,
+        legacy_only: bool = False,
+        path: str = "/mcp",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Wrap `inner` (the SDK app); `json_response`/`stateless` must match its config."""
+        self.inner = inner
+        self.book = book
+        self.runs = runs
+        self.json_response = json_response
+        self.stateless = stateless
+        self.legacy_only = legacy_only
+        self.path = path
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route one ASGI connection."""
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+        elif scope["path"].startswith(CONTROL_PREFIX):
+            await self._control(scope, send)
+        elif scope["path"].rstrip("/") != self.path:
+            await self.inner(scope, receive, send)
+        else:
+            await self._mcp(scope, receive, send)
+
+    def reset(self) -> None:
+        """Forget runs, counters and records."""
+        self.runs.reset()
+        self.book.reset()
+
+    async def _control(self, scope: Scope, send: Send) -> None:
+        route = (scope["method"], scope["path"].rstrip("/"))
+        if route == ("GET", "/kitchen/state"):
+            state = self.book.snapshot()
+            run = parse_qs(scope["query_string"].decode("latin-1")).get("run")
+            if run:
+                state = state.for_run(run[0])
+            await send_json(send, 200, state.to_json())
+        elif route == ("POST", "/kitchen/reset"):
+            self.reset()
+            await send_json(send, 200, {"reset": True})
+        elif route == ("GET", "/kitchen/scenarios"):
+            await send_json(send, 200, {"scenarios": list(SCENARIO_NAMES)})
+        else:
+            await send_json(send, 404, {"error": "unknown kitchen endpoint"})
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            run = self.runs.resolve(parse_query(scope["query_string"].decode("latin-1")))
+        except ScenarioError as exc:
+            await send_json(send, 400, {"error": str(exc)})
+            return
+        # The tools read the run from the scope to attribute their executions.
+        scope = {**scope, RUN_SCOPE_KEY: run.key}
+        if scope["method"] != "POST":
+            facts = read_facts(scope["method"], scope["headers"], b"")
+            if facts.session_id is not None and facts.session_id in run.counters.expired:
+                await send_response(send, _wire(session_not_found(None)))
+            else:
+                await self.inner(scope, receive, send)
+            return
+        try:
+            body = await read_body(receive)
+        except ValueError:
+            await send_json(send, 413, {"error": "request body too large"})
+            return
+        facts = read_facts("POST", scope["headers"], body)
+        run.counters.posts += 1
+        action = run.scenario.decide(facts, run.counters, self.clock())
+        exchange = _Exchange(
+            self.book,
+            run,
+            facts,
+            fault=action.fault,
+            scope=scope,
+            receive=replay(body, receive),
+            send=send,
+        )
+        try:
+            await self._perform(action, exchange)
+        finally:
+            exchange.write(None)  # only if nothing was sent: the request was cut short
+
+    async def _perform(self, action: Action, ex: _Exchange) -> None:
+        """Carry out `action` for one POST."""
+        facts = ex.facts
+        if isinstance(action, Pass):
+            if action.delay_s:
+                await anyio.sleep(action.delay_s)
+            if self.legacy_only and facts.is_modern:
+                ex.fault = "legacy_only"
+                await send_response(ex.send, self._legacy_refusal(facts))
+            else:
+                await self.inner(ex.scope, ex.receive, ex.send)
+        elif isinstance(action, Reply):
+            await send_response(ex.send, _wire(action))
+        elif isinstance(action, Respond):
+            sse = not self.json_response and not facts.is_modern
+            await send_response(ex.send, frame(action.message, facts, sse=sse))
+        elif isinstance(action, Mangle):
+            captured = await self._capture(ex)
+            await send_response(ex.send, mangle(action.kind, captured, facts))
+        elif isinstance(action, Truncate):
+            await self._truncate(action, ex)
+        else:
+            await self._abort(action, ex)
+
+    async def _capture(self, ex: _Exchange) -> WireResponse:
+        """Run the real app to completion and keep its whole answer."""
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.inner(ex.scope, ex.receive, keep)
+        headers = tuple((bytes(k), bytes(v)) for k, v in start.get("headers", ()))
+        return WireResponse(int(start.get("status", 500)), headers, b"".join(chunks))
+
+    async def _truncate(self, action: Truncate, ex: _Exchange) -> None:
+        if action.after_tool:
+            await self._capture(ex)
+        headers = list(SSE_HEADERS + session_headers(ex.facts))
+        await ex.send({"type": "http.response.start", "status": 200, "headers": headers})
+        for event in notification_events(ex.facts, action.events):
+            await ex.send({"type": "http.response.body", "body": event, "more_body": True})
+        if action.abrupt:
+            await ex.drop(reset=False)
+        else:
+            await ex.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _abort(self, action: Abort, ex: _Exchange) -> None:
+        captured = await self._capture(ex) if action.after_tool else None
+        if action.mode != "partial":
+            await ex.drop(reset=action.mode == "reset")
+            return
+        if captured is None:
+            # Nothing ran: promise a plausible JSON answer and deliver half of it.
+            result = {"content": [{"type": "text", "text": "never delivered"}], "isError": False}
+            message = {"jsonrpc": "2.0", "id": ex.facts.request_id, "result": result}
+            captured = frame(message, ex.facts, sse=False)
+        # The promised length is the whole body: the client sees the cut for what it is.
+        headers = with_length(captured)
+        await ex.send(
+            {"type": "http.response.start", "status": captured.status, "headers": headers}
+        )
+        half = captured.body[: len(captured.body) // 2]
+        await ex.send({"type": "http.response.body", "body": half, "more_body": True})
+        await ex.drop(reset=False)
+
+    def _legacy_refusal(self, facts: RequestFacts) -> WireResponse:
+        """Refuse a 2026-07-28 request exactly as an mcp 1.30 server does."""
+        if self.stateless:
+            message = (
+                f"Bad Request: Unsupported protocol version: {facts.protocol_version}. "
+                "Supported versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25"
+            )
+        else:
+            message = "Bad Request: Missing session ID"
+        # mcp 1.x puts the literal id "server-error" on these refusals.
+        body = json.dumps(jsonrpc_error("server-error", -32600, message)).encode()
+        return WireResponse(400, ((b"content-type", JSON_CONTENT_TYPE),), body)
+
+
+class _Exchange:
+    """One POST being answered: its facts, its ASGI channels and its record.
+
+    The record is written as the status line goes out (or just before the connection
+    drops), not after the app returns: a client holding its answer then finds this
+    POST in the state it reads next.
+    """
+
+    def __init__(
+        self,
+        book: KitchenBook,
+        run: Run,
+        facts: RequestFacts,
+        *,
+        fault: str | None,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        self.book = book
+        self.seq = book.next_seq()
+        self.run = run
+        self.facts = facts
+        self.fault = fault
+        self.scope = scope
+        self.receive = receive
+        self._send = send
+        self._written = False
+
+    async def send(self, message: Message) -> None:
+        """Forward an ASGI message, recording the POST with the status it starts."""
+        if message["type"] == "http.response.start":
+            self.write(message["status"])
+        await self._send(message)
+
+    async def drop(self, reset: bool) -> None:
+        """Drop the connection (RST when `reset`), recording the POST first."""
+        self.write(None)
+        await _abort_fn(self.scope)(reset)
+
+    def write(self, status: int | None) -> None:
+        """Write the record once; `status` None means no status line reached the client."""
+        if self._written:
+            return
+        self._written = True
+        facts = self.facts
+        self.book.record_post(
+            seq=self.seq,
+            run=self.run.key,
+            scenario=self.run.scenario_name,
+            method=facts.method,
+            request_id=facts.request_id,
+            tool=facts.tool,
+            status=status,
+            fault=self.fault,
+            session_id=facts.session_id,
+            protocol_version=facts.protocol_version,
+        )
+
+
+def _wire(reply: Reply) -> WireResponse:
+    headers = tuple((k.encode(), v.encode()) for k, v in reply.headers)
+    return WireResponse(reply.status, headers, reply.body)
+
+
+def _abort_fn(scope: Scope) -> AbortFn:
+    abort: AbortFn | None = scope.get("extensions", {}).get(ABORT_EXTENSION)
+    if abort is None:
+        raise RuntimeError("dropping a connection needs the kitchen's uvicorn protocol")
+    return abort
