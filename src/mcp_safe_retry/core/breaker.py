@@ -1,0 +1,281 @@
+"""A circuit breaker per server: fail fast while a server is down, probe, close on success.
+
+A circuit is kept per server key (``server_key``: the request URL's origin and path). It
+counts only transport-layer failures, as the engine's ``is_transient`` tells them; a tool
+error, a JSON-RPC error or an invalid answer comes from a working server and counts as a
+success here.
+
+- **closed**: requests go. It opens after ``failure_threshold`` transient failures in a row,
+  or when at least ``min_calls`` outcomes in the last ``window`` seconds hold a share of
+  failures of at least ``failure_ratio``.
+- **open**: requests are held back for ``open_for`` seconds (longer if the failure that
+  tripped it carried a larger Retry-After, up to ``max_open_for``).
+- **half-open**: then up to ``probes`` requests go through; a success closes the circuit, a
+  failure opens it again. A probe that never reports frees its slot after ``open_for``.
+
+Which method a shell calls, per request with a JSON-RPC id:
+- before sending, a sync shell calls ``allow(key)``; an async shell awaits
+  ``allow_async(key)``. False: send nothing, end the call with ``Outcome.CIRCUIT_OPEN``.
+- after each attempt that was sent, both call ``record(key, failed=..., retry_after=...)``
+  (never blocks); ``failed`` is ``is_transient(policy, classification)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+import attrs
+
+from .classify import Classification, Outcome, verdict
+
+__all__ = [
+    "Breaker",
+    "BreakerSettings",
+    "CircuitBreaker",
+    "CircuitState",
+    "circuit_open",
+    "server_key",
+    "should_trip",
+]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def server_key(url: str) -> str:
+    """The circuit a request belongs to: scheme, host, port and path; no user, query or
+    fragment (``"https://Example.com:443/mcp?x=1"`` -> ``"https://example.com/mcp"``)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    return f"{scheme}://{netloc}{parts.path or '/'}"
+
+
+def circuit_open(key: str, retry_in: float | None = None) -> Classification:
+    """The verdict on a request the breaker held back (transport layer, nothing sent)."""
+    detail = f"circuit open for {key}"
+    if retry_in is not None:
+        detail += f" (next probe in {retry_in:.1f}s)"
+    return verdict(Outcome.CIRCUIT_OPEN, detail=detail, error_kind="circuit_open")
+
+
+class CircuitState(enum.StrEnum):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+def _check(name: str, value: float, low: float, high: float = math.inf) -> None:
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be a finite number in [{low:g}, {high:g}]")
+
+
+@attrs.frozen
+class BreakerSettings:
+    """When a circuit opens and for how long (shared by the local and the Redis breaker)."""
+
+    failure_threshold: int = 5
+    failure_ratio: float = 0.5
+    min_calls: int = 20
+    window: float = 30.0
+    open_for: float = 30.0
+    max_open_for: float = 300.0
+    probes: int = 1
+
+    def __attrs_post_init__(self) -> None:
+        _check("failure_threshold", self.failure_threshold, 1)
+        _check("failure_ratio", self.failure_ratio, 0.0, 1.0)
+        if self.failure_ratio == 0:
+            raise ValueError("failure_ratio must be > 0")
+        _check("min_calls", self.min_calls, 1)
+        _check("window", self.window, 0.001)
+        _check("open_for", self.open_for, 0.001)
+        _check("max_open_for", self.max_open_for, self.open_for)
+        _check("probes", self.probes, 1)
+
+    def open_duration(self, retry_after: float | None) -> float:
+        """Seconds a circuit stays open: ``open_for``, or a larger Retry-After up to a cap."""
+        if retry_after is None or not math.isfinite(retry_after):
+            return self.open_for
+        return min(self.max_open_for, max(self.open_for, retry_after))
+
+
+def should_trip(settings: BreakerSettings, consecutive: int, calls: int, failures: int) -> bool:
+    """Whether a closed circuit opens, given its run of failures and its window's counts."""
+    if consecutive >= settings.failure_threshold:
+        return True
+    return calls >= settings.min_calls and failures >= settings.failure_ratio * calls
+
+
+@runtime_checkable
+class Breaker(Protocol):
+    """What the shells need from a breaker; ``mcp_safe_retry.redis.RedisCircuitBreaker``
+    implements the same three methods over shared storage."""
+
+    def allow(self, key: str) -> bool:
+        """May a request to ``key`` be sent now? Called by sync shells."""
+
+    async def allow_async(self, key: str) -> bool:
+        """The same answer for async shells, awaited: never blocks the event loop."""
+
+    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+        """An attempt to ``key`` ended; ``failed`` when it was a transient failure."""
+
+
+BUCKETS = 10
+"""The window is counted in this many buckets of ``window / BUCKETS`` seconds each."""
+
+
+@attrs.define
+class _Circuit:
+    state: CircuitState = CircuitState.CLOSED
+    consecutive: int = 0
+    until: float = 0.0  # open: when probing may start; half-open: when lost probes expire
+    probes: int = 0
+    buckets: dict[int, list[int]] = attrs.Factory(dict)  # bucket number -> [calls, failures]
+
+
+class CircuitBreaker:
+    """Circuits for many servers in one process (thread- and task-safe).
+
+    Args:
+        failure_threshold: transient failures in a row that open a circuit.
+        failure_ratio: share of failures in the window that opens it...
+        min_calls: ...once the window holds at least this many outcomes.
+        window: seconds the ratio looks back.
+        open_for: seconds a circuit stays open before probing.
+        max_open_for: the longest a Retry-After may hold it open.
+        probes: requests let through at once while half-open.
+        clock: monotonic seconds (injectable, so tests never wait).
+        max_servers: circuits kept; the least recently used is forgotten beyond that.
+    """
+
+    def __init__(
+        self,
+        *,
+        failure_threshold: int = 5,
+        failure_ratio: float = 0.5,
+        min_calls: int = 20,
+        window: float = 30.0,
+        open_for: float = 30.0,
+        max_open_for: float = 300.0,
+        probes: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        max_servers: int = 1024,
+    ) -> None:
+        self.settings = BreakerSettings(
+            failure_threshold=failure_threshold,
+            failure_ratio=failure_ratio,
+            min_calls=min_calls,
+            window=window,
+            open_for=open_for,
+            max_open_for=max_open_for,
+            probes=probes,
+        )
+        self.clock = clock
+        self.max_servers = max_servers
+        self._circuits: OrderedDict[str, _Circuit] = OrderedDict()
+        self._lock = threading.Lock()  # held for a few instructions, never across an await
+
+    def state(self, key: str) -> CircuitState:
+        """The circuit's state now (an open circuit past its time reads as half-open)."""
+        with self._lock:
+            circuit = self._circuits.get(key)
+            if circuit is None:
+                return CircuitState.CLOSED
+            if circuit.state is CircuitState.OPEN and self.clock() >= circuit.until:
+                return CircuitState.HALF_OPEN
+            return circuit.state
+
+    def retry_in(self, key: str) -> float | None:
+        """Seconds until an open circuit lets a probe through; None when not open."""
+        with self._lock:
+            circuit = self._circuits.get(key)
+            if circuit is None or circuit.state is not CircuitState.OPEN:
+                return None
+            return max(0.0, circuit.until - self.clock())
+
+    def allow(self, key: str) -> bool:
+        with self._lock:
+            circuit = self._circuits.get(key)
+            if circuit is None or circuit.state is CircuitState.CLOSED:
+                return True
+            now = self.clock()
+            if circuit.state is CircuitState.OPEN:
+                if now < circuit.until:
+                    return False
+                circuit.state, circuit.probes = CircuitState.HALF_OPEN, 0
+            elif now >= circuit.until:  # half-open, and the probes out never reported
+                circuit.probes = 0
+            if circuit.probes >= self.settings.probes:
+                return False
+            circuit.probes += 1
+            circuit.until = now + self.settings.open_for
+            return True
+
+    async def allow_async(self, key: str) -> bool:
+        return self.allow(key)
+
+    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+        with self._lock:
+            circuit = self._circuits.get(key)
+            if circuit is None:
+                if not failed:
+                    return  # a healthy server with no history: nothing to keep
+                circuit = self._circuits[key] = _Circuit()
+                while len(self._circuits) > self.max_servers:
+                    self._circuits.popitem(last=False)
+            else:
+                self._circuits.move_to_end(key)
+            now = self.clock()
+            settings = self.settings
+            if circuit.state is CircuitState.HALF_OPEN:
+                if failed:
+                    self._open(circuit, now, retry_after)
+                else:
+                    self._circuits[key] = _Circuit()
+                return
+            if circuit.state is CircuitState.OPEN:
+                if failed and retry_after is not None:  # a longer wait asked for: honour it
+                    circuit.until = max(circuit.until, now + settings.open_duration(retry_after))
+                return
+            circuit.consecutive = circuit.consecutive + 1 if failed else 0
+            calls, failures = _count(circuit.buckets, now, settings.window, failed)
+            if failed and should_trip(settings, circuit.consecutive, calls, failures):
+                self._open(circuit, now, retry_after)
+
+    def _open(self, circuit: _Circuit, now: float, retry_after: float | None) -> None:
+        circuit.state = CircuitState.OPEN
+        circuit.until = now + self.settings.open_duration(retry_after)
+        circuit.consecutive = circuit.probes = 0
+        circuit.buckets.clear()
+
+    def __repr__(self) -> str:
+        open_ = sum(c.state is not CircuitState.CLOSED for c in self._circuits.values())
+        return f"CircuitBreaker(servers={len(self._circuits)}, not_closed={open_})"
+
+
+def _count(
+    buckets: dict[int, list[int]], now: float, window: float, failed: bool
+) -> tuple[int, int]:
+    """Add one outcome to the window's buckets; the window's (calls, failures) after it."""
+    current = math.floor(now * BUCKETS / window)
+    for number in [n for n in buckets if n <= current - BUCKETS]:
+        del buckets[number]
+    bucket = buckets.setdefault(current, [0, 0])
+    bucket[0] += 1
+    bucket[1] += failed
+    return sum(b[0] for b in buckets.values()), sum(b[1] for b in buckets.values())
