@@ -9,8 +9,15 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
 
+# The Redis tests start a real redis-server of their own (set MCP_SAFE_RETRY_REDIS_SERVER to
+# use another binary); on a fresh Debian machine, as root, install the distribution's.
+if ! command -v redis-server >/dev/null && [ -z "${MCP_SAFE_RETRY_REDIS_SERVER:-}" ] \
+  && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
+
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-pip_install .venv -e ".[test,otel,mcp,kitchen,fast]"
+pip_install .venv -e ".[test,otel,mcp,kitchen,fast,redis]"
 .venv/bin/python -m pytest "$@"
 
 if [ "${MCP_SAFE_RETRY_SKIP_MCP1:-0}" != "1" ]; then

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
 
 import pytest
+
+from tests.redis_support import RedisServer, redis_server_binary
 
 
 def _mcp_major() -> int | None:
@@ -33,3 +36,20 @@ def json_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     elif _jsonrpc._orjson_loads is None:
         pytest.skip("orjson is not installed (the [fast] extra); the stdlib run covers this")
     return str(request.param)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server of this test's own on 127.0.0.1 (stopped by pid afterwards)."""
+    binary = redis_server_binary()
+    if binary is None:
+        pytest.fail(
+            "redis-server not found: install it (apt-get install redis-server; "
+            "scripts/test.sh does so as root) or set MCP_SAFE_RETRY_REDIS_SERVER"
+        )
+    server = RedisServer(binary)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()

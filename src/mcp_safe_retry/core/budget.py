@@ -29,7 +29,10 @@ import math
 import threading
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Budget", "GrpcBudget", "RetryBudget"]
+__all__ = ["EPSILON", "Budget", "GrpcBudget", "RetryBudget"]
+
+EPSILON = 1e-9
+"""Slack for sums of fractions: five successes at 0.2 earn a whole retry."""
 
 
 @runtime_checkable
@@ -89,9 +92,9 @@ class RetryBudget:
 
     def allow_retry(self) -> bool:
         with self._lock:
-            if self._tokens < 1.0:
+            if self._tokens < 1.0 - EPSILON:
                 return False
-            self._tokens -= 1.0
+            self._tokens = max(0.0, self._tokens - 1.0)
             return True
 
     async def allow_retry_async(self) -> bool:

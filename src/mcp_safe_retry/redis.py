@@ -1,0 +1,18 @@
+"""A retry budget and a circuit breaker shared by a fleet of processes through Redis.
+
+Install with the ``redis`` extra (``pip install "mcp-safe-retry[redis]"``)::
+
+    from mcp_safe_retry import RetryTransport
+    from mcp_safe_retry.redis import RedisBudget
+
+    budget = RedisBudget("redis://127.0.0.1:6379/0", name="search-agents")
+    transport = RetryTransport(httpx.HTTPTransport(), budget=budget)
+
+Both classes serve sync and async transports alike, fall back to local state while Redis
+is down, and never raise into a call.
+"""
+
+from .shared.breaker import RedisCircuitBreaker
+from .shared.budget import RedisBudget
+
+__all__ = ["RedisBudget", "RedisCircuitBreaker"]

@@ -1,0 +1,267 @@
+"""``RedisCircuitBreaker``: one ``CircuitBreaker`` per server for a whole fleet, in Redis."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+import anyio.to_thread
+import attrs
+import redis
+
+from ..core.breaker import CircuitBreaker, CircuitState
+from . import lua
+from .link import KEY_PREFIX, RedisLink, Ticker
+
+__all__ = ["RedisCircuitBreaker"]
+
+_STATES = (CircuitState.CLOSED, CircuitState.OPEN, CircuitState.HALF_OPEN)
+
+
+@attrs.frozen
+class _Seen:
+    """A circuit's shared state as last read, and until when (local monotonic) it holds."""
+
+    state: CircuitState
+    until: float
+
+
+@attrs.define
+class _Pending:
+    """Outcomes recorded here and not yet sent."""
+
+    ok: int = 0
+    failed: int = 0
+    tail: int = 0  # failures after the last success
+    retry_after: float = -1.0
+
+
+class RedisCircuitBreaker:
+    """A ``CircuitBreaker`` whose circuits are shared through Redis by every process that
+    uses the same ``name``: a circuit tripped by one process holds the others back within
+    one ``refresh`` interval, and a successful probe closes it for all.
+
+    The success path makes no blocking round trip: ``allow()`` answers from the shared state
+    last read, and a background thread sends the outcomes ``record()`` counted and reads the
+    state again every ``refresh`` seconds (at once after a failure). Only a probe, when an
+    open circuit's time is up, costs one round trip: ``allow()`` blocks for it (at most
+    ``timeout``); ``allow_async()`` runs it in a worker thread. While Redis is down, hung or
+    unreachable, a local ``CircuitBreaker`` fed with the same outcomes answers instead (logged
+    once); the shared state resumes when Redis answers again. Redis holds a hash of each
+    server key, never the key itself.
+
+    Args:
+        url_or_client: a ``redis://`` URL, or a ``redis.Redis`` client.
+        name: the breaker's name: processes with the same name share it.
+        failure_threshold, failure_ratio, min_calls, window, open_for, max_open_for, probes:
+            as for ``CircuitBreaker``.
+        refresh: seconds between two reads of the shared state.
+        timeout: socket timeout for a client built from a URL (seconds).
+        retry_interval: seconds before Redis is tried again after a failure.
+        expiry: seconds an untouched circuit is kept in Redis.
+        max_servers: circuits remembered in this process.
+    """
+
+    def __init__(
+        self,
+        url_or_client: str | redis.Redis,
+        *,
+        name: str,
+        failure_threshold: int = 5,
+        failure_ratio: float = 0.5,
+        min_calls: int = 20,
+        window: float = 30.0,
+        open_for: float = 30.0,
+        max_open_for: float = 300.0,
+        probes: int = 1,
+        refresh: float = 0.5,
+        timeout: float = 0.25,
+        retry_interval: float = 2.0,
+        expiry: float | None = None,
+        max_servers: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.local = CircuitBreaker(
+            failure_threshold=failure_threshold,
+            failure_ratio=failure_ratio,
+            min_calls=min_calls,
+            window=window,
+            open_for=open_for,
+            max_open_for=max_open_for,
+            probes=probes,
+            clock=clock,
+            max_servers=max_servers,
+        )
+        self.settings = self.local.settings
+        self.name = name
+        self.clock = clock
+        self.max_servers = max_servers
+        self.link = RedisLink(
+            url_or_client,
+            timeout=timeout,
+            retry_interval=retry_interval,
+            what="circuit breaker",
+            clock=clock,
+        )
+        if expiry is None:
+            expiry = 2 * max(window, max_open_for) + 60
+        self._args = lua.settings_args(self.settings, expiry)
+        self._seen: OrderedDict[str, _Seen] = OrderedDict()  # by server key
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
+        self._refreshing = threading.Lock()
+        self._ticker = Ticker(self.refresh, refresh, f"mcp-safe-retry breaker {name}")
+
+    def redis_key(self, key: str) -> str:
+        """Where a server's circuit lives: a hash of its key, under this breaker's name."""
+        digest = hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+        return f"{KEY_PREFIX}:{{{self.name}}}:breaker:{digest}"
+
+    def state(self, key: str) -> CircuitState:
+        """The shared state as last read (the local one while Redis is down)."""
+        if self.link.down:
+            return self.local.state(key)
+        seen = self._seen.get(key)
+        return CircuitState.CLOSED if seen is None else seen.state
+
+    def allow(self, key: str) -> bool:
+        self._ticker.ensure_started()
+        if not self.link.up:
+            return self.local.allow(key)
+        seen = self._seen.get(key)
+        if seen is None:
+            self._remember(key, CircuitState.CLOSED, 0.0)  # read with the others from now on
+            return True
+        if seen.state is CircuitState.CLOSED:
+            return True
+        if self.clock() < seen.until:
+            return False
+        return self._probe(key)
+
+    async def allow_async(self, key: str) -> bool:
+        self._ticker.ensure_started()
+        if not self.link.up:
+            return self.local.allow(key)
+        seen = self._seen.get(key)
+        if seen is None:
+            self._remember(key, CircuitState.CLOSED, 0.0)  # read with the others from now on
+            return True
+        if seen.state is CircuitState.CLOSED:
+            return True
+        if self.clock() < seen.until:
+            return False
+        return await anyio.to_thread.run_sync(self._probe, key, abandon_on_cancel=True)
+
+    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+        self.local.record(key, failed=failed, retry_after=retry_after)
+        seen = self._seen.get(key)
+        if not failed and seen is None:
+            return  # a healthy server this fleet has no circuit for: nothing to send
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                pending = self._pending[key] = _Pending()
+            if failed:
+                pending.failed += 1
+                pending.tail += 1
+                if retry_after is not None:
+                    pending.retry_after = max(pending.retry_after, retry_after)
+            else:
+                pending.ok += 1
+                pending.tail = 0
+        if failed or (seen is not None and seen.state is not CircuitState.CLOSED):
+            self._ticker.wake()  # a trip, or a probe's answer: tell the fleet now
+        else:
+            self._ticker.ensure_started()
+
+    def _probe(self, key: str) -> bool:
+        script = self.link.script(lua.ALLOW)
+        reply = self.link.run(
+            lambda client: script(keys=[self.redis_key(key)], args=self._args, client=client)
+        )
+        if reply is None:
+            return self.local.allow(key)
+        allowed, state, wait_ms = (int(x) for x in reply)
+        # A probe let through: ask again next time (the slot is this call's).
+        self._remember(key, _STATES[state], 0.0 if allowed else wait_ms / 1000)
+        return bool(allowed)
+
+    def _remember(self, key: str, state: CircuitState, wait: float) -> None:
+        with self._lock:
+            self._seen[key] = _Seen(state, self.clock() + wait)
+            self._seen.move_to_end(key)
+            while len(self._seen) > self.max_servers:
+                self._seen.popitem(last=False)
+
+    def refresh(self) -> None:
+        """Send the outcomes counted here, then read the shared state of every known circuit
+        (the background thread does this every ``refresh`` seconds; never raises)."""
+        with self._refreshing:  # one at a time: a caller's refresh waits for the thread's
+            self._refresh()
+
+    def _refresh(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if pending and self._send(pending) is None:
+            with self._lock:  # Redis did not answer: keep them for the next try
+                for key, value in pending.items():
+                    self._pending.setdefault(key, value)
+            return
+        self._read()
+
+    def _send(self, pending: dict[str, _Pending]) -> bool | None:
+        script = self.link.script(lua.RECORD)
+        keys = list(pending)
+
+        def send(client: redis.Redis) -> list[list[int]]:
+            pipe = client.pipeline(transaction=False)
+            for key in keys:
+                p = pending[key]
+                args = [
+                    *self._args,
+                    str(p.ok),
+                    str(p.failed),
+                    str(p.tail),
+                    str(round(p.retry_after * 1000)) if p.retry_after >= 0 else "-1",
+                ]
+                script(keys=[self.redis_key(key)], args=args, client=pipe)
+            return pipe.execute()
+
+        replies = self.link.run(send)
+        if replies is None:
+            return None
+        for key, (state, wait_ms) in zip(keys, replies, strict=True):
+            self._remember(key, _STATES[int(state)], int(wait_ms) / 1000)
+        return True
+
+    def _read(self) -> None:
+        keys = list(self._seen)
+        if not keys:
+            return
+        script = self.link.script(lua.STATE)
+        reply = self.link.run(
+            lambda client: script(keys=[self.redis_key(k) for k in keys], client=client)
+        )
+        if reply is None:
+            return
+        for i, key in enumerate(keys):
+            state = _STATES[int(reply[2 * i])]
+            self._remember(key, state, int(reply[2 * i + 1]) / 1000)
+
+    def close(self) -> None:
+        """Send the outcomes counted here, stop the background thread, close an own client."""
+        self._ticker.stop(self.link.timeout * 4)
+        self.refresh()
+        self.link.close()
+
+    def __enter__(self) -> RedisCircuitBreaker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RedisCircuitBreaker(name={self.name!r}, servers={len(self._seen)})"

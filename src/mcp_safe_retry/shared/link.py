@@ -1,0 +1,179 @@
+"""One Redis connection for a shared budget or breaker, with its outage handling.
+
+Every round trip goes through ``RedisLink.run``: it never raises, never waits longer than the
+short socket timeout, and after a failure answers None at once (the caller falls back to its
+local state) until ``retry_interval`` has passed. An outage is logged once, and so is the
+recovery.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from ..instrumentation.logs import logger
+
+__all__ = ["KEY_PREFIX", "RedisLink", "Ticker", "connect"]
+
+T = TypeVar("T")
+
+KEY_PREFIX = "mcp-safe-retry"
+"""Every key is ``mcp-safe-retry:{NAME}:...``: the braces make it a Redis Cluster hash tag, so
+all keys of one name live on one node and one script may touch several of them."""
+
+
+def connect(url: str, timeout: float) -> redis.Redis:
+    """A sync client that gives up fast: short timeouts and no retries of its own."""
+    return redis.Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+        retry_on_timeout=False,
+        health_check_interval=0,
+    )
+
+
+class RedisLink:
+    """A lazily built client, and whether Redis is taken to be reachable right now.
+
+    Args:
+        url_or_client: a ``redis://`` URL, or a ``redis.Redis`` client (give it short
+            timeouts and no retries: its settings bound how long a retry may wait).
+        timeout: socket and connect timeout, in seconds, for a client built from a URL.
+        retry_interval: seconds after a failed round trip before Redis is tried again.
+        what: what falls back to local state, for the log line.
+    """
+
+    def __init__(
+        self,
+        url_or_client: str | redis.Redis,
+        *,
+        timeout: float,
+        retry_interval: float,
+        what: str,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if isinstance(url_or_client, str):
+            self._url: str | None = url_or_client
+            self._client: redis.Redis | None = None
+        elif isinstance(url_or_client, redis.Redis):
+            self._url, self._client = None, url_or_client
+        else:
+            raise TypeError("expected a redis:// URL or a redis.Redis client")
+        self.timeout = timeout
+        self.retry_interval = retry_interval
+        self.what = what
+        self.clock = clock
+        self._down_until = 0.0
+        self._down = False
+        self._lock = threading.Lock()
+        self._scripts: dict[str, Any] = {}
+
+    @property
+    def client(self) -> redis.Redis:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    assert self._url is not None
+                    self._client = connect(self._url, self.timeout)
+        return self._client
+
+    @property
+    def up(self) -> bool:
+        """False while a recent round trip failed: callers use local state, without waiting."""
+        return not self._down or self.clock() >= self._down_until
+
+    @property
+    def down(self) -> bool:
+        """Whether the last round trip failed (an outage is under way)."""
+        return self._down
+
+    def script(self, source: str) -> Any:
+        """A registered Lua script (EVALSHA, loaded again by redis-py when Redis lost it)."""
+        found = self._scripts.get(source)
+        if found is None:
+            found = self._scripts[source] = self.client.register_script(source)
+        return found
+
+    def run(self, work: Callable[[redis.Redis], T]) -> T | None:
+        """``work(client)``, or None when Redis is down or fails now (logged once)."""
+        if not self.up:
+            return None
+        try:
+            result = work(self.client)
+        except (redis.RedisError, OSError, ValueError) as error:
+            self._failed(error)
+            return None
+        if self._down:
+            self._down = False
+            logger.info("mcp-safe-retry: Redis answers again: shared %s resumed", self.what)
+        return result
+
+    def _failed(self, error: BaseException) -> None:
+        self._down_until = self.clock() + self.retry_interval
+        if not self._down:
+            self._down = True
+            logger.warning(
+                "mcp-safe-retry: Redis unreachable (%s: %s): local %s until it answers",
+                type(error).__name__,
+                str(error)[:200],
+                self.what,
+            )
+
+    def close(self) -> None:
+        """Close a client this link built (a client passed in stays the caller's)."""
+        if self._url is not None and self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+class Ticker:
+    """A daemon thread that calls ``tick()`` every ``interval`` seconds, or at once when
+    woken, until stopped. Started on first use, so an unused object costs no thread."""
+
+    def __init__(self, tick: Callable[[], None], interval: float, name: str) -> None:
+        self._tick = tick
+        self.interval = interval
+        self._name = name
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def ensure_started(self) -> None:
+        if self._thread is not None or self._stop.is_set():
+            return
+        with self._lock:
+            if self._thread is None:
+                thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                thread.start()
+                self._thread = thread
+
+    def wake(self) -> None:
+        self._wake.set()
+        self.ensure_started()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._tick()
+            except Exception:  # a bug here must not end the thread silently
+                logger.exception("mcp-safe-retry: background Redis work failed")
+
+    def stop(self, timeout: float) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)

@@ -1,0 +1,342 @@
+"""The budget and the breaker shared through a real Redis: sharing, costs, keys, outages."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+
+import anyio
+import httpx
+import pytest
+import redis
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_safe_retry import (
+    Breaker,
+    Budget,
+    CircuitBreaker,
+    RetryTransport,
+)
+from mcp_safe_retry.core.breaker import CircuitState
+from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
+from tests.helpers import Script, rpc, status_reply
+from tests.redis_support import RedisServer, redis_server_binary
+
+A = "http://a.test/mcp"
+B = "http://b.test/mcp"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.now
+
+
+def round_trips(client: redis.Redis) -> int:
+    """Scripts and commands other clients sent so far (a script's own calls not counted)."""
+    stats = client.info("commandstats")
+    sent = ("evalsha", "eval", "script|load", "ping")
+    return sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in sent)
+
+
+@pytest.fixture
+def client(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    with redis.Redis.from_url(redis_server.url) as c:
+        yield c
+
+
+def name() -> str:
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+# -- the budget -------------------------------------------------------------------------
+
+
+def test_one_budget_for_every_process_of_a_name(redis_server: RedisServer) -> None:
+    n = name()
+    with (
+        RedisBudget(redis_server.url, name=n, burst=3) as a,
+        RedisBudget(redis_server.url, name=n, burst=3) as b,
+        RedisBudget(redis_server.url, name=name(), burst=3) as other,
+    ):
+        assert isinstance(a, Budget)
+        assert [a.allow_retry(), b.allow_retry(), a.allow_retry()] == [True] * 3
+        assert not b.allow_retry() and not a.allow_retry()
+        assert other.allow_retry()  # another name, another budget
+        for _ in range(10):
+            b.record(failed=False)  # 10 x 0.2: two retries earned back...
+        b.flush()
+        assert a.tokens == pytest.approx(2.0)
+        assert a.allow_retry() and a.allow_retry() and not a.allow_retry()
+
+
+def test_success_path_makes_no_round_trip_and_a_retry_one(
+    redis_server: RedisServer, client: redis.Redis
+) -> None:
+    with RedisBudget(redis_server.url, name=name(), flush_interval=600) as budget:
+        budget.allow_retry()  # loads the script
+        before = round_trips(client)
+        for _ in range(1000):
+            budget.record(failed=False)
+            budget.record(failed=True)
+        assert round_trips(client) == before
+        for _ in range(5):
+            budget.allow_retry()
+        assert round_trips(client) == before + 5
+
+
+def test_keys_are_namespaced_expire_and_hold_no_url(
+    redis_server: RedisServer, client: redis.Redis
+) -> None:
+    n = name()
+    with (
+        RedisBudget(redis_server.url, name=n) as budget,
+        RedisCircuitBreaker(redis_server.url, name=n, failure_threshold=1) as breaker,
+    ):
+        budget.allow_retry()
+        breaker.record("https://secret.test/mcp?token=hunter2", failed=True)
+        breaker.refresh()
+    keys = sorted(k.decode() for k in client.keys("*"))
+    assert len(keys) == 2
+    assert all(k.startswith(f"mcp-safe-retry:{{{n}}}:") for k in keys)
+    assert all(client.pttl(k) > 0 for k in keys)
+    dump = b"".join(k.encode() + repr(client.dump(k)).encode() for k in keys)
+    assert b"secret" not in dump and b"hunter2" not in dump
+
+
+def test_fleet_outage_costs_one_burst_not_one_per_process(redis_server: RedisServer) -> None:
+    n = name()
+    scripts, transports = [], []
+    for _ in range(4):  # four transports as four workers would hold them
+        script = Script(status_reply(503))
+        budget = RedisBudget(redis_server.url, name=n)
+        scripts.append(script)
+        transports.append(RetryTransport(script, sleep=lambda _: None, budget=budget))
+    for i in range(250):
+        for transport in transports:
+            httpx.Client(transport=transport).post(A, json=rpc("tools/list", id=i))
+    posts = sum(len(s.requests) for s in scripts)
+    assert posts == 1000 + 100 <= 1.1 * 1000 + 10
+    for transport in transports:
+        transport.budget.close()  # type: ignore[attr-defined]
+
+
+# -- the budget when Redis fails ----------------------------------------------------------
+
+
+def test_budget_falls_back_when_redis_is_killed_and_resumes(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    n = name()
+    budget = RedisBudget(redis_server.url, name=n, burst=2, retry_interval=5, clock=clock)
+    assert budget.allow_retry() and budget.allow_retry() and not budget.allow_retry()
+    redis_server.kill()
+    with caplog.at_level(logging.WARNING, logger="mcp_safe_retry"):
+        answers = [budget.allow_retry() for _ in range(5)]
+    assert answers == [True, True, False, False, False]  # the local budget, full
+    assert len([r for r in caplog.records if "unreachable" in r.message]) == 1
+    redis_server.start()
+    clock.now += 5
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mcp_safe_retry"):
+        assert budget.allow_retry()  # the shared budget again...
+    # ...which a restarted Redis without persistence holds full: that answer spent one of two
+    assert budget.tokens == pytest.approx(1.0)
+    assert any("answers again" in r.message for r in caplog.records)
+    budget.close()
+
+
+def test_budget_with_a_hung_redis_answers_within_the_timeout(redis_server: RedisServer) -> None:
+    budget = RedisBudget(redis_server.url, name=name(), timeout=0.2, retry_interval=60)
+    assert budget.allow_retry()
+    redis_server.pause()
+    try:
+        started = time.monotonic()
+        assert budget.allow_retry()  # the local budget, after one timeout
+        assert not budget.link.up
+        assert all(budget.allow_retry() for _ in range(50))  # no waiting while it is down
+        assert time.monotonic() - started < 5  # a hang guard, not a performance figure
+        budget.record(failed=False)
+        budget.flush()  # never raises
+    finally:
+        redis_server.resume()
+    budget.close()
+
+
+@pytest.mark.anyio
+async def test_async_consult_never_blocks_the_event_loop(redis_server: RedisServer) -> None:
+    budget = RedisBudget(redis_server.url, name=name(), timeout=0.5, retry_interval=60)
+    assert await budget.allow_retry_async()
+    redis_server.pause()
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.01)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            assert await budget.allow_retry_async()  # waits on a worker thread, not the loop
+            tg.cancel_scope.cancel()
+    finally:
+        redis_server.resume()
+    assert ticks >= 10  # the loop kept running through the 0.5 s timeout
+    budget.close()
+
+
+def test_no_redis_at_all(caplog: pytest.LogCaptureFixture) -> None:
+    budget = RedisBudget("redis://127.0.0.1:1/0", name="x", burst=1)
+    breaker = RedisCircuitBreaker("redis://127.0.0.1:1/0", name="x", failure_threshold=1)
+    with caplog.at_level(logging.WARNING, logger="mcp_safe_retry"):
+        assert budget.allow_retry() and not budget.allow_retry()
+        breaker.record(A, failed=True)
+        breaker.refresh()
+        assert not breaker.allow(A) and breaker.allow(B)
+    assert len([r for r in caplog.records if "unreachable" in r.message]) == 2  # one each
+    budget.close()
+    breaker.close()
+
+
+def test_a_url_or_a_client_and_nothing_else(redis_server: RedisServer) -> None:
+    with redis.Redis.from_url(redis_server.url, socket_timeout=0.5) as c:
+        budget = RedisBudget(c, name=name())
+        assert budget.allow_retry()
+        budget.close()
+        assert c.ping()  # a client passed in stays open: it is the caller's
+    with pytest.raises(TypeError):
+        RedisBudget(42, name="x")  # type: ignore[arg-type]
+
+
+# -- the breaker ------------------------------------------------------------------------
+
+
+def test_a_trip_in_one_process_holds_back_the_others_and_a_probe_closes_it(
+    redis_server: RedisServer,
+) -> None:
+    n = name()
+    a = RedisCircuitBreaker(redis_server.url, name=n, open_for=0.3, refresh=600)
+    b = RedisCircuitBreaker(redis_server.url, name=n, open_for=0.3, refresh=600)
+    assert isinstance(a, Breaker)
+    assert b.allow(A) and b.allow(B)  # B now reads both circuits with each refresh
+    for _ in range(5):
+        a.record(A, failed=True)
+    a.refresh()
+    assert not a.allow(A)
+    assert b.allow(A)  # not yet read...
+    b.refresh()
+    assert not b.allow(A) and b.allow(B)  # ...and after one refresh, held back
+    time.sleep(0.35)
+    assert b.allow(A)  # the fleet's one probe is B's
+    assert not a.allow(A)
+    b.record(A, failed=False)
+    b.refresh()
+    a.refresh()
+    assert a.allow(A) and b.allow(A)
+    assert a.state(A) is CircuitState.CLOSED
+    a.close()
+    b.close()
+
+
+def test_the_background_refresh_spreads_a_trip(redis_server: RedisServer) -> None:
+    n = name()
+    with (
+        RedisCircuitBreaker(redis_server.url, name=n, refresh=0.05) as a,
+        RedisCircuitBreaker(redis_server.url, name=n, refresh=0.05) as b,
+    ):
+        assert b.allow(A)
+        for _ in range(5):
+            a.record(A, failed=True)
+        for _ in range(200):  # bounded: 10 s at most
+            if not b.allow(A):
+                break
+            time.sleep(0.05)
+        assert not b.allow(A) and not a.allow(A)
+
+
+@pytest.mark.anyio
+async def test_async_probe(redis_server: RedisServer) -> None:
+    with RedisCircuitBreaker(
+        redis_server.url, name=name(), open_for=0.2, failure_threshold=1
+    ) as breaker:
+        breaker.record(A, failed=True)
+        breaker.refresh()
+        assert not await breaker.allow_async(A)
+        await anyio.sleep(0.25)
+        assert await breaker.allow_async(A)
+        assert not await breaker.allow_async(A)
+
+
+def test_breaker_falls_back_when_redis_hangs(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    breaker = RedisCircuitBreaker(
+        redis_server.url, name=name(), timeout=0.2, retry_interval=5, clock=clock, refresh=600
+    )
+    assert breaker.allow(A)
+    redis_server.pause()
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcp_safe_retry"):
+            for _ in range(5):
+                breaker.record(A, failed=True)
+            breaker.refresh()  # one timeout, then local
+            assert not breaker.allow(A)  # the local breaker tripped on the same outcomes
+    finally:
+        redis_server.resume()
+    assert len([r for r in caplog.records if "unreachable" in r.message]) == 1
+    clock.now += 5
+    breaker.refresh()  # the outcomes kept while Redis hung are sent now
+    assert breaker.state(A) is CircuitState.OPEN and not breaker.allow(A)
+    breaker.close()
+
+
+_STEPS = st.lists(st.booleans(), min_size=1, max_size=30)
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=_STEPS)
+def test_the_lua_breaker_follows_the_local_one(steps: list[bool]) -> None:
+    binary = redis_server_binary()
+    assert binary is not None
+    server = _SHARED_SERVER.get(binary)
+    kwargs = {"failure_threshold": 4, "min_calls": 6, "failure_ratio": 0.6, "open_for": 60}
+    local = CircuitBreaker(**kwargs)  # type: ignore[arg-type]
+    shared = RedisCircuitBreaker(server.url, name=name(), refresh=600, **kwargs)  # type: ignore[arg-type]
+    for failed in steps:
+        local.record(A, failed=failed)
+        shared.record(A, failed=failed)
+        shared.refresh()
+        assert shared.state(A) is local.state(A)
+    shared.close()
+
+
+class _Shared:
+    """One server for every Hypothesis example of a test (started on first use)."""
+
+    def __init__(self) -> None:
+        self.server: RedisServer | None = None
+
+    def get(self, binary: str) -> RedisServer:
+        if self.server is None:
+            self.server = RedisServer(binary)
+            self.server.start()
+        return self.server
+
+
+_SHARED_SERVER = _Shared()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _stop_shared_server() -> Iterator[None]:
+    yield
+    if _SHARED_SERVER.server is not None:
+        _SHARED_SERVER.server.close()
