@@ -18,7 +18,9 @@ from mcp_safe_retry import (
     Breaker,
     Budget,
     CircuitBreaker,
+    Reason,
     RetryTransport,
+    get_record,
 )
 from mcp_safe_retry.core.breaker import CircuitState
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
@@ -340,3 +342,29 @@ def _stop_shared_server() -> Iterator[None]:
     yield
     if _SHARED_SERVER.server is not None:
         _SHARED_SERVER.server.close()
+
+
+@pytest.mark.parametrize("failure", ["kill", "pause"])
+def test_calls_through_a_transport_survive_redis_going_away(
+    redis_server: RedisServer, failure: str
+) -> None:
+    script = Script(status_reply(503))
+    budget = RedisBudget(redis_server.url, name=name(), burst=20, timeout=0.2, retry_interval=60)
+    transport = RetryTransport(script, sleep=lambda _: None, budget=budget)
+    client = httpx.Client(transport=transport)
+    responses = []
+    try:
+        for i in range(60):
+            if i == 5:
+                redis_server.kill() if failure == "kill" else redis_server.pause()
+            responses.append(client.post(A, json=rpc("tools/list", id=i)))
+    finally:
+        if failure == "pause":
+            redis_server.resume()
+    records = [get_record(r) for r in responses]
+    assert all(r is not None and r.complete for r in records)
+    reasons = [r.attempts[-1].decision.reason for r in records]  # type: ignore[union-attr]
+    assert reasons.count(Reason.THROTTLED) > 0  # the local budget took over and ran dry
+    # 5 calls x 2 retries from the shared budget, then the local one's 20
+    assert len(script.requests) == 60 + 10 + 20
+    budget.close()

@@ -1,0 +1,165 @@
+"""A fleet in an outage, with and without a shared budget: ``python -m benchmarks.fleet``.
+
+Four worker processes, each with its own sync ``RetryTransport`` (default policy: at most 2
+retries; ``lookup`` marked READ) over a real loopback HTTP server that answers 503 to every
+POST, send 250 calls each. In the ``shared`` mode every worker's budget is a ``RedisBudget``
+of one name on a real redis-server started here; in the ``local`` mode each has its own
+``RetryBudget``. The server counts the POSTs. Rounds alternate between the modes.
+
+Then the added cost of the Redis budget per call: ``record()`` (the success path: no round
+trip) and ``allow_retry()`` (the retry path: one round trip), beside the local budget's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.redis_support starts the redis-server
+
+from mcp_safe_retry import Budget, RetryBudget, RetryPolicy, RetryTransport  # noqa: E402
+from mcp_safe_retry.redis import RedisBudget  # noqa: E402
+from tests.redis_support import RedisServer, redis_server_binary  # noqa: E402
+
+POLICY = RetryPolicy(tools={"lookup": "read"})
+
+
+class _Outage(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    posts = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with _Outage.lock:
+            _Outage.posts += 1
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+def _worker(url: str, redis_url: str | None, name: str, calls: int) -> None:
+    budget: Budget = RedisBudget(redis_url, name=name) if redis_url is not None else RetryBudget()
+    transport = RetryTransport(
+        httpx.HTTPTransport(), policy=POLICY, budget=budget, sleep=lambda _: None
+    )
+    with httpx.Client(transport=transport, timeout=10) as client:
+        for i in range(calls):
+            params = {"name": "lookup", "arguments": {"n": i}}
+            message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+            client.post(url, json=message)
+    if isinstance(budget, RedisBudget):
+        budget.close()
+
+
+def run_fleet(redis_url: str | None, *, workers: int = 4, calls: int = 250) -> int:
+    """POSTs a fleet sent into an outage: with a shared budget when ``redis_url`` is given."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Outage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Outage.posts = 0
+    url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    name = f"fleet-{uuid.uuid4().hex[:8]}"
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_worker, args=(url, redis_url, name, calls)) for _ in range(workers)
+    ]
+    try:
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(300)
+            if process.exitcode != 0:
+                raise RuntimeError(f"a worker ended with {process.exitcode}")
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+        server.shutdown()
+        server.server_close()
+    return _Outage.posts
+
+
+def _per_call(work: Any, n: int) -> float:
+    started = time.perf_counter()
+    for _ in range(n):
+        work()
+    return (time.perf_counter() - started) / n * 1e6
+
+
+def costs(redis_url: str, rounds: int) -> dict[str, float]:
+    """Median microseconds per budget call, local and on Redis, interleaved rounds."""
+    local = RetryBudget(burst=1e12)
+    shared = RedisBudget(redis_url, name=f"cost-{uuid.uuid4().hex[:8]}", burst=1e12)
+    shared.allow_retry()  # connect and load the script
+    cells: dict[str, list[float]] = {k: [] for k in ("local-record", "redis-record")}
+    cells |= {"local-allow": [], "redis-allow": []}
+    for _ in range(rounds):
+        cells["local-record"].append(_per_call(lambda: local.record(failed=False), 20000))
+        cells["redis-record"].append(_per_call(lambda: shared.record(failed=False), 20000))
+        cells["local-allow"].append(_per_call(local.allow_retry, 2000))
+        cells["redis-allow"].append(_per_call(shared.allow_retry, 500))
+    shared.close()
+    return {k: round(statistics.median(v), 3) for k, v in cells.items()}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--calls", type=int, default=250)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    binary = redis_server_binary()
+    if binary is None:
+        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+        return 2
+    redis = RedisServer(binary)
+    redis.start()
+    try:
+        posts: dict[str, list[int]] = {"shared": [], "local": []}
+        for _ in range(args.rounds):
+            posts["shared"].append(run_fleet(redis.url, workers=args.workers, calls=args.calls))
+            posts["local"].append(run_fleet(None, workers=args.workers, calls=args.calls))
+        cost = costs(redis.url, args.rounds)
+    finally:
+        redis.close()
+    total = args.workers * args.calls
+    figures = {
+        "calls": total,
+        "workers": args.workers,
+        "postsShared": statistics.median(posts["shared"]),
+        "postsLocal": statistics.median(posts["local"]),
+        "bound": 1.1 * total + 10,
+        "rounds": posts,
+        "microsecondsPerCall": cost,
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    print(f"fleet outage: {args.workers} processes x {args.calls} READ calls, all answered 503")
+    print(f"  shared RedisBudget: {figures['postsShared']:g} POSTs (bound {figures['bound']:g})")
+    print(f"  local budgets:      {figures['postsLocal']:g} POSTs")
+    print("budget cost per call, median of interleaved rounds (microseconds):")
+    for key, value in cost.items():
+        print(f"  {key}: {value:g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
