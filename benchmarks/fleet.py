@@ -118,12 +118,54 @@ def costs(redis_url: str, rounds: int) -> dict[str, float]:
     return {k: round(statistics.median(v), 3) for k, v in cells.items()}
 
 
+def write_section(figures: dict[str, Any]) -> None:
+    """Replace the fleet section at the end of benchmarks/RESULTS.md (``run.py`` keeps it)."""
+    from benchmarks.run import APPENDED
+
+    marker = f"{APPENDED}benchmarks/fleet.py --write -->"
+    report = Path(__file__).parent / "RESULTS.md"
+    text = report.read_text()
+    if marker in text:
+        text = text[: text.index(marker)].rstrip("\n") + "\n"
+    cost = figures["microsecondsPerCall"]
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    lines = [
+        "",
+        marker,
+        "## Fleet",
+        "",
+        f"`python -m benchmarks.fleet --write`, {when} UTC:"
+        f" {figures['workers']} worker processes, each with its own sync `RetryTransport` (default"
+        " policy, at most 2 retries) over a loopback HTTP server answering 503 to every POST,"
+        f" {figures['calls'] // figures['workers']} READ calls each; medians of"
+        f" {len(figures['rounds']['shared'])} interleaved rounds (the counts do not vary).",
+        "",
+        "| budget | POSTs for " + f"{figures['calls']:,} calls |",
+        "| --- | --- |",
+        f"| one `RedisBudget` shared by the fleet | {figures['postsShared']:,g} |",
+        f"| a `RetryBudget` per process | {figures['postsLocal']:,g} |",
+        f"| bound asked for (1.1 x calls + 10) | {figures['bound']:,g} |",
+        "",
+        "Added cost of the budget per call (median microseconds, interleaved rounds):",
+        "",
+        "| call | local `RetryBudget` | `RedisBudget` |",
+        "| --- | --- | --- |",
+        f"| `record()`, the success path (no round trip) | {cost['local-record']:.2f} |"
+        f" {cost['redis-record']:.2f} |",
+        f"| `allow_retry()`, the retry path (one round trip) | {cost['local-allow']:.2f} |"
+        f" {cost['redis-allow']:.0f} |",
+        "",
+    ]
+    report.write_text(text + "\n".join(lines))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--calls", type=int, default=250)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--write", action="store_true", help="put them in RESULTS.md too")
     args = parser.parse_args(argv)
     binary = redis_server_binary()
     if binary is None:
@@ -149,6 +191,8 @@ def main(argv: list[str]) -> int:
         "rounds": posts,
         "microsecondsPerCall": cost,
     }
+    if args.write:
+        write_section(figures)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0

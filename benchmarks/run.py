@@ -233,6 +233,20 @@ def plot(results: dict[str, Any], path: Path) -> str:
     return f"plot written: {path}"
 
 
+APPENDED = "<!-- appended by "
+"""Sections other scripts append to RESULTS.md (``benchmarks/fleet.py --write``) start with
+this marker; a new run keeps them."""
+
+
+def appended_sections(report: Path) -> str:
+    """The sections of an existing RESULTS.md that other scripts appended, to keep them."""
+    if not report.exists():
+        return ""
+    text = report.read_text()
+    at = text.find(APPENDED)
+    return "\n" + text[at:] if at >= 0 else ""
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.split("\n")[0]
@@ -256,7 +270,8 @@ def main(argv: list[str]) -> int:
         results = run(settings, loopback=not args.no_loopback)
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     note = plot(results, args.out / "cost_ratio.png")
-    (args.out / "RESULTS.md").write_text(render(results))
+    report = args.out / "RESULTS.md"
+    report.write_text(render(results) + appended_sections(report))
     _log(note)
     _log(f"done in {results['seconds']:.1f} s: {args.out / 'RESULTS.md'}")
     return 0

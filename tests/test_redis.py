@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import httpx
@@ -368,3 +370,13 @@ def test_calls_through_a_transport_survive_redis_going_away(
     # 5 calls x 2 retries from the shared budget, then the local one's 20
     assert len(script.requests) == 60 + 10 + 20
     budget.close()
+
+
+def test_readme_fleet_snippets_run_as_written(redis_server: RedisServer) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Fleet: shared budget and breaker", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 2
+    for block in blocks:
+        code = block.replace("redis://127.0.0.1:6379/0", redis_server.url)
+        exec(compile(code, "README.md", "exec"), {})
