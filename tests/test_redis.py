@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import (
+    AsyncRetryTransport,
     Breaker,
     Budget,
     CircuitBreaker,
@@ -380,3 +383,55 @@ def test_readme_fleet_snippets_run_as_written(redis_server: RedisServer) -> None
     for block in blocks:
         code = block.replace("redis://127.0.0.1:6379/0", redis_server.url)
         exec(compile(code, "README.md", "exec"), {})
+
+
+def test_a_forgotten_budget_leaves_no_thread_behind(redis_server: RedisServer) -> None:
+    n = name()
+    budget = RedisBudget(redis_server.url, name=n, flush_interval=0.02)
+    budget.record(failed=False)  # starts the background thread
+    (thread,) = [t for t in threading.enumerate() if t.name == f"mcp-safe-retry budget {n}"]
+    del budget
+    gc.collect()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+@pytest.mark.anyio
+async def test_a_sync_consult_on_an_event_loop_never_waits_on_redis(
+    redis_server: RedisServer,
+) -> None:
+    # Today's async shells consult the budget without awaiting: it answers from the shared
+    # count last read and sends the spend in the background.
+    n = name()
+    with (
+        RedisBudget(redis_server.url, name=n, burst=5) as a,
+        RedisBudget(redis_server.url, name=n, burst=5) as b,
+    ):
+        assert [a.allow_retry() for _ in range(6)] == [True] * 5 + [False]
+        await anyio.to_thread.run_sync(a.flush)
+        assert await anyio.to_thread.run_sync(lambda: b.tokens) == pytest.approx(0.0)
+        redis_server.pause()
+        try:
+            script = Script(status_reply(503))
+            transport = AsyncRetryTransport(script, budget=a)
+            ticks = 0
+
+            async def tick() -> None:
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await anyio.sleep(0.01)
+
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(tick)
+                    async with httpx.AsyncClient(transport=transport) as client:
+                        for i in range(20):
+                            await client.post(A, json=rpc("tools/list", id=i))
+                    tg.cancel_scope.cancel()
+            # the fleet's budget is spent: no retry, unless the background flush met the hung
+            # Redis first, and the local budget (5) took over
+            assert 20 <= len(script.requests) <= 25
+            assert ticks > 0
+        finally:
+            redis_server.resume()

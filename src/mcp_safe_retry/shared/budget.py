@@ -10,7 +10,7 @@ import anyio.to_thread
 import redis
 
 from ..core.budget import EPSILON, RetryBudget
-from .link import KEY_PREFIX, RedisLink, Ticker
+from .link import KEY_PREFIX, RedisLink, Ticker, on_event_loop
 
 __all__ = ["RedisBudget"]
 
@@ -22,7 +22,7 @@ _SLACK = repr(EPSILON)
 SPEND = """
 local burst = tonumber(ARGV[1])
 local tokens = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
-tokens = math.min(burst, tokens + tonumber(ARGV[2]))
+tokens = math.max(0, math.min(burst, tokens + tonumber(ARGV[2])))
 local allowed = 0
 if ARGV[3] == '1' and tokens >= 1 - tonumber(ARGV[5]) then
   tokens = math.max(0, tokens - 1)
@@ -81,7 +81,8 @@ class RedisBudget:
             clock=clock,
         )
         self._expiry_ms = str(max(1, round(expiry * 1000)))
-        self._credit = 0.0
+        self._credit = 0.0  # earned by successes here, less retries granted without a round trip
+        self._shared = self.burst  # the shared count as last read, less those retries
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
         self._ticker = Ticker(self.flush, flush_interval, f"mcp-safe-retry budget {name}")
@@ -97,8 +98,23 @@ class RedisBudget:
     def allow_retry(self) -> bool:
         if not self.link.up:
             return self.local.allow_retry()
+        if on_event_loop():
+            return self._allow_without_waiting()
         allowed = self._spend(want=True)
         return self.local.allow_retry() if allowed is None else allowed
+
+    def _allow_without_waiting(self) -> bool:
+        """Called on an event loop by a shell that does not await ``allow_retry_async()``:
+        answer from the shared count last read, and send the spend with the next flush."""
+        with self._lock:
+            if self._shared < 1.0 - EPSILON:
+                allowed = False
+            else:
+                self._shared -= 1.0
+                self._credit -= 1.0
+                allowed = True
+        self._ticker.wake()
+        return allowed
 
     async def allow_retry_async(self) -> bool:
         if not self.link.up:
@@ -117,7 +133,7 @@ class RedisBudget:
         """Send the credits counted here (the background thread does this every
         ``flush_interval`` seconds; never raises)."""
         with self._flushing:  # one at a time: a caller's flush waits for the thread's
-            if self._credit:
+            if self._credit or self._shared < self.burst:
                 self._spend(want=False)
 
     def _spend(self, *, want: bool) -> bool | None:
@@ -130,6 +146,8 @@ class RedisBudget:
             with self._lock:  # keep the credit for when Redis answers again
                 self._credit = min(self.burst, self._credit + credit)
             return None
+        with self._lock:
+            self._shared = float(reply[1]) + min(0.0, self._credit)
         return bool(int(reply[0]))
 
     def close(self) -> None:

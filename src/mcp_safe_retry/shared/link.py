@@ -8,8 +8,11 @@ recovery.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,13 +22,23 @@ from redis.retry import Retry
 
 from ..instrumentation.logs import logger
 
-__all__ = ["KEY_PREFIX", "RedisLink", "Ticker", "connect"]
+__all__ = ["KEY_PREFIX", "RedisLink", "Ticker", "connect", "on_event_loop"]
 
 T = TypeVar("T")
 
 KEY_PREFIX = "mcp-safe-retry"
 """Every key is ``mcp-safe-retry:{NAME}:...``: the braces make it a Redis Cluster hash tag, so
 all keys of one name live on one node and one script may touch several of them."""
+
+
+def on_event_loop() -> bool:
+    """Whether this thread runs an asyncio or trio event loop: a blocking call would stall it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        trio = sys.modules.get("trio")
+        return trio is not None and bool(trio.lowlevel.in_trio_run())
+    return True
 
 
 def connect(url: str, timeout: float) -> redis.Redis:
@@ -136,10 +149,11 @@ class RedisLink:
 
 class Ticker:
     """A daemon thread that calls ``tick()`` every ``interval`` seconds, or at once when
-    woken, until stopped. Started on first use, so an unused object costs no thread."""
+    woken, until stopped or until the object ``tick`` is a method of is gone. Started on
+    first use, so an unused object costs no thread."""
 
     def __init__(self, tick: Callable[[], None], interval: float, name: str) -> None:
-        self._tick = tick
+        self._tick = weakref.WeakMethod(tick)
         self.interval = interval
         self._name = name
         self._wake = threading.Event()
@@ -164,12 +178,14 @@ class Ticker:
         while not self._stop.is_set():
             self._wake.wait(self.interval)
             self._wake.clear()
-            if self._stop.is_set():
-                return
+            tick = self._tick()
+            if tick is None or self._stop.is_set():
+                return  # stopped, or its owner was forgotten without close()
             try:
-                self._tick()
+                tick()
             except Exception:  # a bug here must not end the thread silently
                 logger.exception("mcp-safe-retry: background Redis work failed")
+            del tick
 
     def stop(self, timeout: float) -> None:
         self._stop.set()
