@@ -22,7 +22,15 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from mcp_safe_retry import History, Idempotency, Outcome, RetryOrigin, RetryPolicy, mcp_client
+from mcp_safe_retry import (
+    CONTAINED_ERROR_CODE,
+    History,
+    Idempotency,
+    Outcome,
+    RetryOrigin,
+    RetryPolicy,
+    mcp_client,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})
@@ -118,7 +126,7 @@ async def test_unsafe_tool_is_never_resent(kitchen: Kitchen) -> None:
     history = History()
     url = kitchen.url_for("connection_abort", {"when": "after", "tool": "charge"})
     result = await call(url, "charge", {"key": "k2", "amount": 9}, history)
-    assert isinstance(result, McpError) and result.error.code == -32090
+    assert isinstance(result, McpError) and result.error.code == CONTAINED_ERROR_CODE
     (record,) = tool_records(history, "charge")
     assert record.classification.outcome is Outcome.NETWORK_ERROR
     assert kitchen.posts("charge") == 1

@@ -56,7 +56,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         budget: the retry budget (default: a RetryBudget of this transport's own; pass one
             budget to several transports to share it).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32090) for the request's id instead of raising.
+            error (code -32010) for the request's id instead of raising.
     """
 
     def __init__(
