@@ -25,10 +25,13 @@ from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
+    EntryGuard,
+    check_inner,
     describe_error,
     header_values,
     is_jsonrpc_post,
     strip_headers,
+    wrong_client,
 )
 
 __all__ = ["AsyncRetryTransport", "BodyTooLarge", "mcp_client"]
@@ -41,7 +44,7 @@ class BodyTooLarge(httpx.ReadError):
     """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
 
 
-class AsyncRetryTransport(httpx.AsyncBaseTransport):
+class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -73,6 +76,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         budget: Budget | None = None,
         contain_failures: bool = False,
     ) -> None:
+        check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
         self._sleep = sleep if sleep is not None else anyio.sleep
         self._engine = Engine(
@@ -99,6 +103,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         return self._engine.budget
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not isinstance(request, httpx.Request):  # a client of the other library
+            raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
         if not is_jsonrpc_post(request.method, headers.get("content-type")):
             resumed = None
