@@ -10,7 +10,7 @@ python="${PYTHON:-python3}"
 pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-pip_install .venv -e ".[test,otel,mcp,kitchen,fast]"
+pip_install .venv -e ".[test,otel,mcp,kitchen,fast,fastmcp]"
 .venv/bin/python -m pytest "$@"
 
 if [ "${MCP_SAFE_RETRY_SKIP_MCP1:-0}" != "1" ]; then

@@ -105,19 +105,32 @@ class Baseline:
 
 @attrs.frozen
 class HttpStatusSequence:
-    """Answer the run's POSTs with `statusCodes` in order, the last one repeating."""
+    """Answer the run's POSTs with `statusCodes` in order, the last one repeating.
+
+    With `method` and/or `tool`, only the POSTs they select count and are answered from
+    the sequence (a client's handshake, which differs between clients and eras, then
+    passes untouched); without them every POST counts, as in the Cakewalk kitchen.
+    """
 
     name: ClassVar[str] = "errors.http_status_sequence"
     status_codes: tuple[int, ...]
+    match: Match
 
     @classmethod
     def read(cls, p: Params) -> HttpStatusSequence:
-        """Read `statusCodes` (200..599)."""
-        return cls(p.integers("statusCodes", minimum=200, maximum=599))
+        """Read `statusCodes` (200..599) and the optional `method` / `tool` filter."""
+        codes = p.integers("statusCodes", minimum=200, maximum=599)
+        return cls(codes, Match(methods=p.methods(None), tool=p.optional_string("tool")))
 
     def decide(self, facts: RequestFacts, run: RunCounters, now: float) -> Action:
-        """Every POST counts, initialize and notifications too; a 2xx reaches the server."""
-        code = self.status_codes[min(run.posts, len(self.status_codes)) - 1]
+        """Every (selected) POST counts, initialize and notifications too; a 2xx passes."""
+        filtered = self.match.methods is not None or self.match.tool is not None
+        if filtered and not self.match.selects(facts):
+            return Pass()
+        if filtered:
+            run.matched += 1
+        number = run.matched if filtered else run.posts
+        code = self.status_codes[min(number, len(self.status_codes)) - 1]
         if 200 <= code < 300:
             return Pass()
         return Reply(code, "http_status")

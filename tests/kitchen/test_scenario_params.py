@@ -96,6 +96,17 @@ def test_http_status_sequence_counts_every_post_and_repeats_the_last() -> None:
     assert [a.status for a in actions[:2]] == [503, 502]
 
 
+def test_http_status_sequence_with_a_filter_counts_only_what_it_selects() -> None:
+    params = {"statusCodes": [503, 200], "method": "tools/call", "tool": "lookup"}
+    scenario = parse_scenario("errors.http_status_sequence", params)
+    init = RequestFacts("POST", "initialize", 0, is_request=True)
+    note = RequestFacts("POST", "notifications/initialized")
+    posts = [init, note, call("charge"), call("lookup"), call("lookup"), call("lookup")]
+    actions = decide_all(scenario, posts)
+    assert [type(a) for a in actions] == [Pass, Pass, Pass, Reply, Pass, Pass]
+    assert actions[3].status == 503
+
+
 def test_jsonrpc_error_hits_only_the_nth_matching_call() -> None:
     scenario = parse_scenario("errors.jsonrpc_error", {"onInvocation": 2, "tool": "charge"})
     actions = decide_all(scenario, [call("charge", 1), call("lookup", 2), call("charge", 3)])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..core.classify import media_type
@@ -14,6 +15,7 @@ __all__ = [
     "describe_error",
     "header_values",
     "is_jsonrpc_post",
+    "split_options",
     "strip_headers",
     "wrong_client",
 ]
@@ -212,3 +214,38 @@ class EntryGuard:
 
     async def aclose(self) -> None:
         self.close()
+
+
+# -- mcp_client's keyword options ---------------------------------------------------------
+
+
+def split_options(
+    options: Mapping[str, Any], client: Callable[..., Any], pool: Callable[..., Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Sort keyword options given to ``mcp_client`` by whom they are for.
+
+    The MCP SDKs and fastmcp call a client factory with the client's own keywords
+    (``follow_redirects``, ...); users add connection settings (``verify``, ``limits``,
+    ...) and retry transport options (``history``, ``hooks``, ...).
+
+    Args:
+        options: the keyword options.
+        client: the client class (its parameters go to the client).
+        pool: the connection pool transport class (its parameters configure the inner
+            transport; one that both take, such as ``proxy``, goes to the pool, so that
+            every request still passes through the retry transport).
+
+    Returns:
+        ``(client options, pool options, retry transport options)``.
+    """
+    pool_names = inspect.signature(pool).parameters
+    client_names = inspect.signature(client).parameters
+    sorted_options: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = ({}, {}, {})
+    for name, value in options.items():
+        if name in pool_names:
+            sorted_options[1][name] = value
+        elif name in client_names and name != "transport":
+            sorted_options[0][name] = value
+        else:
+            sorted_options[2][name] = value
+    return sorted_options

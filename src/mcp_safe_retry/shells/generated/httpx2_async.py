@@ -30,6 +30,7 @@ from ..support import (
     describe_error,
     header_values,
     is_jsonrpc_post,
+    split_options,
     strip_headers,
     wrong_client,
 )
@@ -447,7 +448,8 @@ def mcp_client(
 
     It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
     followed) and contains final network failures as JSON-RPC errors, so one lost
-    connection fails one call instead of tearing the session down.
+    connection fails one call instead of tearing the session down. It fits where a client
+    factory is asked for (``httpx_client_factory=functools.partial(mcp_client, ...)``).
 
     Args:
         policy: the RetryPolicy.
@@ -456,15 +458,25 @@ def mcp_client(
         timeout: replaces the default timeouts.
         transport: the inner transport (default: a new one).
         contain_failures: see AsyncRetryTransport.
-        options: more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
+        options: AsyncClient options (follow_redirects, event_hooks, ...); connection
+            options for the default inner transport (verify, limits, http2, proxy, ...);
+            and more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
     """
-    retry = AsyncRetryTransport(
-        transport, policy=policy, contain_failures=contain_failures, **options
+    client_options, pool_options, retry_options = split_options(
+        options, httpx.AsyncClient, httpx.AsyncHTTPTransport
     )
+    if pool_options:
+        if transport is not None:
+            raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
+        transport = httpx.AsyncHTTPTransport(**pool_options)
+    retry = AsyncRetryTransport(
+        transport, policy=policy, contain_failures=contain_failures, **retry_options
+    )
+    client_options.setdefault("follow_redirects", True)
     return httpx.AsyncClient(
         transport=retry,
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
-        follow_redirects=True,
+        **client_options,
     )
