@@ -133,7 +133,7 @@ def test_readme_fastmcp_snippet_runs_as_pasted() -> None:
         namespace: dict[str, Any] = {"__name__": "readme"}
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+            exec(compile(code, "README.md", "exec"), namespace)
         history: History = namespace["history"]
         (lookup,) = calls(history, "lookup")
         assert lookup.http_statuses == (503, 200)
