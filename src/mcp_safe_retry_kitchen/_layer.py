@@ -17,7 +17,16 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_safe_retry_kitchen._abort import ABORT_EXTENSION, AbortFn
-from mcp_safe_retry_kitchen._actions import Abort, Action, Mangle, Pass, Reply, Respond, Truncate
+from mcp_safe_retry_kitchen._actions import (
+    Abort,
+    Action,
+    DropSession,
+    Mangle,
+    Pass,
+    Reply,
+    Respond,
+    Truncate,
+)
 from mcp_safe_retry_kitchen._book import KitchenBook
 from mcp_safe_retry_kitchen._facts import RequestFacts, read_facts
 from mcp_safe_retry_kitchen._params import ScenarioError
@@ -205,8 +214,27 @@ class FaultLayer:
             await send_response(ex.send, mangle(action.kind, captured, facts))
         elif isinstance(action, Truncate):
             await self._truncate(action, ex)
+        elif isinstance(action, DropSession):
+            await self.inner(ex.scope, ex.receive, ex.send)
+            await self._end_session(ex.scope)
         else:
             await self._abort(action, ex)
+
+    async def _end_session(self, scope: Scope) -> None:
+        """End the request's session inside the real server: the DELETE a client would
+        send, made in process, its answer discarded. The server forgets the session id,
+        so it answers 404 to whatever carries it from now on."""
+        kept = (b"host", b"mcp-session-id", b"mcp-protocol-version")
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() in kept]
+        delete = {**scope, "method": "DELETE", "headers": headers}
+
+        async def nothing() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def discard(message: Message) -> None:
+            return None
+
+        await self.inner(delete, nothing, discard)
 
     async def _capture(self, ex: _Exchange) -> WireResponse:
         """Run the real app to completion and keep its whole answer."""

@@ -20,6 +20,7 @@ from mcp_safe_retry_kitchen._actions import (
     Abort,
     AbortMode,
     Action,
+    DropSession,
     MalformedKind,
     Mangle,
     Pass,
@@ -44,12 +45,14 @@ class RunCounters:
         matched: POSTs the scenario's `Match` selected so far.
         session_posts: POSTs seen per `Mcp-Session-Id`.
         expired: Session ids the kitchen declared expired.
+        dropped: Session ids the kitchen ended inside the real server.
     """
 
     posts: int = 0
     matched: int = 0
     session_posts: Counter[str] = attrs.field(factory=Counter)
     expired: set[str] = attrs.field(factory=set)
+    dropped: set[str] = attrs.field(factory=set)
 
     def hit(self, match: Match, facts: RequestFacts) -> bool:
         """Count `facts` against `match` and return whether the fault hits it."""
@@ -335,6 +338,47 @@ class SessionExpired:
 
 
 @attrs.frozen
+class SessionDropped:
+    """The real server forgets a session between two calls: 404 for everything after.
+
+    After the session's `afterCalls`-th POST selected by the filter (default: tools/call)
+    has been answered, the kitchen ends the session inside the real server. The next
+    request carrying its `Mcp-Session-Id` (POST, GET or DELETE) gets the server's own 404
+    "Session not found", exactly as from a server that expired the session; a new
+    `initialize` opens a new one. `times` sessions are dropped per run. Requests without
+    `Mcp-Session-Id` (stateless, 2026-07-28) never are.
+    """
+
+    name: ClassVar[str] = "session_dropped"
+    after_calls: int
+    match: Match
+
+    @classmethod
+    def read(cls, p: Params) -> SessionDropped:
+        """Read `afterCalls`, `times` (sessions to drop) and `method`/`tool`."""
+        after = p.integer("afterCalls", 1, minimum=1)
+        match = Match(
+            methods=p.methods("tools/call"),
+            tool=p.optional_string("tool"),
+            times=p.integer("times", 1, minimum=0),
+            requests_only=True,
+        )
+        return cls(after, match)
+
+    def decide(self, facts: RequestFacts, run: RunCounters, now: float) -> Action:
+        """Pass everything; drop the session once its selected POSTs reach the count."""
+        session = facts.session_id
+        if session is None or session in run.dropped or not self.match.selects(facts):
+            return Pass()
+        run.session_posts[session] += 1
+        due = run.session_posts[session] >= self.after_calls
+        if due and len(run.dropped) < (self.match.times or 0):
+            run.dropped.add(session)
+            return DropSession()
+        return Pass()
+
+
+@attrs.frozen
 class Malformed:
     """The tool runs, then its answer arrives corrupted in the way `kind` names."""
 
@@ -388,6 +432,7 @@ _READERS: Mapping[str, Callable[[Params], Scenario]] = {
         SseTruncated,
         ConnectionAbort,
         SessionExpired,
+        SessionDropped,
         Malformed,
         ElicitationApproval,
     )
