@@ -120,7 +120,6 @@ def _mock(kind: tuple[str, bool]) -> Any:
         for shell, client in itertools.product(KINDS, KINDS)
     ],
 )
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.anyio
 async def test_a_client_of_another_kind_fails_on_its_first_request_by_name(
     shell: tuple[str, bool], client: tuple[str, bool]

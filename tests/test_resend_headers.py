@@ -81,7 +81,6 @@ def _server(library: Any, first: str, seen: list[Any]) -> Any:
 
 @pytest.mark.parametrize("first", ["503", "connect", "cut-stream"])
 @pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_resend_keeps_every_header_and_changes_only_the_id(
     library: Any, shell: Any, client: Any, first: str
 ) -> None:
