@@ -164,9 +164,11 @@ def test_session_expired_answers_404_until_a_new_session(kitchen: KitchenServer)
     assert faults == [None, "session_expired", None]
 
 
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 def test_session_dropped_gets_the_real_servers_404_between_two_calls(
-    kitchen: KitchenServer,
+    start_kitchen: StartKitchen, json_response: bool
 ) -> None:
+    kitchen = start_kitchen(json_response=json_response)
     url = kitchen.url_for("session_dropped", {})
     with httpx.Client(timeout=5) as client:
         old = legacy_handshake(client, url)
