@@ -153,3 +153,21 @@ async def test_a_client_of_another_kind_fails_on_its_first_request_by_name(
         f"use {NAMES[client]} as the transport of an {client_name}"
     )
     assert transport.history.records() == []  # nothing was sent, nothing recorded
+
+
+class _MyHttpx2Transport(httpx2.AsyncBaseTransport):
+    """A user's own transport: its library is told by the base class it derives from."""
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200)
+
+
+def test_a_users_own_transport_is_judged_by_its_base_class() -> None:
+    mcp_safe_retry.httpx2.AsyncRetryTransport(_MyHttpx2Transport())
+    with pytest.raises(TypeError, match=r"use mcp_safe_retry\.httpx2\.AsyncRetryTransport "):
+        mcp_safe_retry.AsyncRetryTransport(_MyHttpx2Transport())
+
+
+def test_nesting_a_retry_transport_of_the_other_mode_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"use mcp_safe_retry\.RetryTransport "):
+        mcp_safe_retry.AsyncRetryTransport(mcp_safe_retry.RetryTransport())
