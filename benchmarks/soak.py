@@ -43,6 +43,7 @@ if importlib.util.find_spec("mcp_safe_retry") is None:  # a checkout without an 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mcp_safe_retry import (
+    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
     Attempt,
     CallRecord,
@@ -78,7 +79,7 @@ _MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-CONTAINED_CODE = -32090
+CONTAINED_CODE = CONTAINED_ERROR_CODE
 SUCCESS_OUTCOMES = frozenset({"TOOL_SUCCESS"})
 
 PATHS = ("raw", "raw-contained", "sdk-2026", "sdk-2025")

@@ -269,11 +269,24 @@ def test_parse_retry_after(value: str | None, expected: float | None) -> None:
         pytest.param("protocol", False, id="peer-closed"),
     ],
 )
-def test_unsent_unsafe_calls_are_retried_only_when_asked(kind: str, retried: bool) -> None:
-    asked = RetryPolicy(retry_unsent=True)
-    d = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE, policy=asked)
-    assert d.retry is retried
-    default = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE)
-    assert (default.retry, default.reason) == (False, Reason.NOT_IDEMPOTENT)
-    status = _decide(Outcome.HTTP_ERROR, status=503, idem=Idempotency.UNSAFE, policy=asked)
+def test_unsent_unsafe_calls_are_retried_by_default(kind: str, retried: bool) -> None:
+    d = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE)
+    assert (d.retry, d.reason) == (
+        (True, Reason.UNSENT) if retried else (False, Reason.NOT_IDEMPOTENT)
+    )
+    off = RetryPolicy(retry_unsent=False)
+    opted_out = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE, policy=off)
+    assert (opted_out.retry, opted_out.reason) == (False, Reason.NOT_IDEMPOTENT)
+    status = _decide(Outcome.HTTP_ERROR, status=503, idem=Idempotency.UNSAFE)
     assert (status.retry, status.reason) == (False, Reason.NOT_IDEMPOTENT)
+
+
+@pytest.mark.parametrize("kind", ["connect", "pool"])
+def test_unsent_retries_count_against_max_retries(kind: str) -> None:
+    last = _decide(Outcome.NETWORK_ERROR, kind=kind, idem=Idempotency.UNSAFE, attempt=3)
+    assert (last.retry, last.reason) == (False, Reason.MAX_RETRIES)
+
+
+def test_a_read_that_never_left_keeps_its_network_error_reason() -> None:
+    d = _decide(Outcome.NETWORK_ERROR, kind="connect", idem=Idempotency.READ)
+    assert (d.retry, d.reason) == (True, Reason.NETWORK_ERROR)

@@ -151,7 +151,7 @@ def _scripted(steps: list[str], posts: list[int]) -> httpx.MockTransport:
 
 @given(steps=SCRIPTED, max_retries=st.integers(0, 4), read=st.booleans())
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_attempts_are_bounded_and_unsafe_calls_go_once(
+def test_attempts_are_bounded_and_unsafe_calls_reach_the_server_once(
     steps: list[str], max_retries: int, read: bool
 ) -> None:
     posts: list[int] = []
@@ -164,7 +164,9 @@ def test_attempts_are_bounded_and_unsafe_calls_go_once(
         httpx.Client(transport=transport).post("http://mcp.test/", json=body)
     assert 1 <= len(posts) <= max_retries + 1
     if not read:
-        assert len(posts) == 1
+        # Re-sent only after a connect error, which the server never saw: it saw one at most.
+        seen = [steps[min(n, len(steps)) - 1] != "boom" for n in range(1, len(posts) + 1)]
+        assert sum(seen) <= 1 and not any(seen[:-1])
     record = transport.history.last()
     assert record is not None and record.complete and record.post_count == len(posts)
 

@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import (
+    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
     CallRecord,
     History,
@@ -49,7 +50,7 @@ pytestmark = pytest.mark.e2e
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 ACCEPT = "application/json, text/event-stream"
-CONTAINED = -32090
+CONTAINED = CONTAINED_ERROR_CODE
 READ_LOOKUP = RetryPolicy(tools={"lookup": Idempotency.READ}, initial_backoff=0.001)
 StartKitchen = Callable[..., KitchenServer]
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import (
+    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
     Idempotency,
     Outcome,
@@ -53,9 +54,16 @@ def test_contained_network_error_becomes_a_jsonrpc_error() -> None:
     transport = RetryTransport(script, policy=READ, sleep=no_sleep, contain_failures=True)
     response = httpx.Client(transport=transport).post(URL, json=tool_call("lookup", id=4))
     body = response.json()
-    assert body["id"] == 4 and body["error"]["code"] == -32090
+    assert body["id"] == 4 and body["error"]["code"] == CONTAINED_ERROR_CODE
     assert "NETWORK_ERROR after 3 attempt(s)" in body["error"]["message"]
-    assert [a["errorKind"] for a in body["error"]["data"]["attempts"]] == ["connect"] * 3
+    data = body["error"]["data"]
+    assert data["source"] == "mcp-safe-retry" and data["local"] is True
+    assert (data["outcome"], data["layer"], data["reason"]) == (
+        "NETWORK_ERROR",
+        "transport",
+        "max_retries",
+    )
+    assert [a["errorKind"] for a in data["attempts"]] == ["connect"] * 3
     record = get_record(response)
     assert record is not None and record.classification is not None
     assert record.classification.outcome is Outcome.NETWORK_ERROR  # the record stays honest
@@ -85,7 +93,16 @@ def test_contained_broken_stream_ends_with_an_error_event() -> None:
         response = client.post(URL, json=tool_call("charge", id="c1"))
     last = response.content.split(b"data: ")[-1]
     error = json.loads(last)
-    assert error["id"] == "c1" and error["error"]["data"]["outcome"] == "STREAM_INCOMPLETE"
+    assert error["id"] == "c1" and error["error"]["code"] == CONTAINED_ERROR_CODE
+    data = error["error"]["data"]
+    assert data["source"] == "mcp-safe-retry" and data["local"] is True
+    assert (data["outcome"], data["reason"]) == ("STREAM_INCOMPLETE", "not_idempotent")
+
+
+def test_contained_error_code_is_one_the_spec_leaves_to_implementations() -> None:
+    # 2026-07-28: -32000..-32019 are implementation-defined; -32020..-32099 are the
+    # specification's own, and -32000 is what the SDKs raise for a closed connection.
+    assert -32019 <= CONTAINED_ERROR_CODE < -32000
 
 
 # -- stream resumption is the client's when the server numbered its events ---------------

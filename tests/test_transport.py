@@ -15,6 +15,7 @@ from mcp_safe_retry import (
     Idempotency,
     Outcome,
     Reason,
+    RetryBudget,
     RetryOrigin,
     RetryPolicy,
     RetryTransport,
@@ -645,17 +646,42 @@ async def test_sse_closed_after_its_response_is_a_success(mode: str) -> None:
     assert record.attempts[-1].decision.reason is Reason.SUCCESS  # type: ignore[union-attr]
 
 
-async def test_unsafe_call_that_never_left_is_resent_when_asked(mode: str) -> None:
+async def test_unsafe_call_that_never_left_is_resent_by_default(mode: str) -> None:
     script = Script(httpx.ConnectError("refused"), json_reply(200, ok_result))
-    d = Driver(mode, script, policy=RetryPolicy(retry_unsent=True))
+    d = Driver(mode, script)
     response = await d.post(tool_call("charge", id=6))
     assert response.json()["id"] == 6
-    assert [a.error_kind for a in record_of(response).attempts] == ["connect", None]
-    after_sending = Script(httpx.ReadError("reset"), json_reply(200, ok_result))
-    d2 = Driver(mode, after_sending, policy=RetryPolicy(retry_unsent=True))
-    with pytest.raises(httpx.ReadError):
-        await d2.post(tool_call("charge", id=7))
-    assert len(after_sending.requests) == 1  # the server may have seen it: never again
+    attempts = record_of(response).attempts
+    assert [a.error_kind for a in attempts] == ["connect", None]
+    assert attempts[0].decision.reason is Reason.UNSENT  # type: ignore[union-attr]
+    for error in (
+        httpx.ReadError("reset"),
+        httpx.ReadTimeout("slow"),
+        httpx.RemoteProtocolError("x"),
+    ):
+        after_sending = Script(error, json_reply(200, ok_result))
+        d2 = Driver(mode, after_sending)
+        with pytest.raises(type(error)):
+            await d2.post(tool_call("charge", id=7))
+        assert len(after_sending.requests) == 1  # the server may have seen it: never again
+    opted_out = Script(httpx.ConnectError("refused"), json_reply(200, ok_result))
+    d3 = Driver(mode, opted_out, policy=RetryPolicy(retry_unsent=False))
+    with pytest.raises(httpx.ConnectError):
+        await d3.post(tool_call("charge", id=8))
+    assert len(opted_out.requests) == 1
+
+
+async def test_unsent_retries_are_throttled_by_the_retry_budget(mode: str) -> None:
+    budget = RetryBudget(max_tokens=2)
+    script = Script(*[httpx.ConnectError("refused")] * 10)
+    d = Driver(mode, script, budget=budget)
+    with pytest.raises(httpx.ConnectError):
+        await d.post(tool_call("charge", id=9))
+    record = d.transport.history.last()
+    assert record is not None
+    # The first failure takes a token and leaves 1 of 2: no longer more than half.
+    assert len(script.requests) == 1
+    assert record.attempts[-1].decision.reason is Reason.THROTTLED  # type: ignore[union-attr]
 
 
 async def test_a_second_answer_to_one_request_is_not_handed_on(mode: str) -> None:
@@ -703,7 +729,10 @@ async def test_a_request_can_declare_its_idempotency(mode: str, declared: str, p
     script = Script(status_reply(503), json_reply(200, ok_result))
     d = Driver(mode, script)  # charge is UNSAFE by the policy
     request = httpx.Request(
-        "POST", URL, json=tool_call("charge", id=1), extensions={"mcp_safe_retry.idempotency": declared}
+        "POST",
+        URL,
+        json=tool_call("charge", id=1),
+        extensions={"mcp_safe_retry.idempotency": declared},
     )
     await d.send(request)
     assert len(script.requests) == posts

@@ -101,4 +101,16 @@ class Mangle:
         return f"malformed:{self.kind}"
 
 
-Action = Pass | Reply | Respond | Truncate | Abort | Mangle
+@attrs.frozen
+class DropSession:
+    """Hand the request to the real server, then end its session there.
+
+    Once the answer is out, the kitchen terminates the session inside the real server
+    (as a server that expires idle sessions does), so every later request carrying its
+    `Mcp-Session-Id` gets the server's own 404 "Session not found".
+    """
+
+    fault: str = "session_dropped"
+
+
+Action = Pass | Reply | Respond | Truncate | Abort | Mangle | DropSession

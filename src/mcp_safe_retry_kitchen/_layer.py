@@ -17,7 +17,16 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_safe_retry_kitchen._abort import ABORT_EXTENSION, AbortFn
-from mcp_safe_retry_kitchen._actions import Abort, Action, Mangle, Pass, Reply, Respond, Truncate
+from mcp_safe_retry_kitchen._actions import (
+    Abort,
+    Action,
+    DropSession,
+    Mangle,
+    Pass,
+    Reply,
+    Respond,
+    Truncate,
+)
 from mcp_safe_retry_kitchen._book import KitchenBook
 from mcp_safe_retry_kitchen._facts import RequestFacts, read_facts
 from mcp_safe_retry_kitchen._params import ScenarioError
@@ -114,6 +123,9 @@ class FaultLayer:
         self.legacy_only = legacy_only
         self.path = path
         self.clock = clock
+        # Sessions being ended in the real server (session_dropped): a request carrying
+        # one waits until the server has forgotten it, however fast the client is.
+        self._ending: dict[str, anyio.Event] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Route one ASGI connection."""
@@ -157,6 +169,7 @@ class FaultLayer:
         scope = {**scope, RUN_SCOPE_KEY: run.key}
         if scope["method"] != "POST":
             facts = read_facts(scope["method"], scope["headers"], b"")
+            await self._ended(facts.session_id)
             if facts.session_id is not None and facts.session_id in run.counters.expired:
                 await send_response(send, _wire(session_not_found(None)))
             else:
@@ -168,6 +181,7 @@ class FaultLayer:
             await send_json(send, 413, {"error": "request body too large"})
             return
         facts = read_facts("POST", scope["headers"], body)
+        await self._ended(facts.session_id)
         run.counters.posts += 1
         action = run.scenario.decide(facts, run.counters, self.clock())
         exchange = _Exchange(
@@ -205,8 +219,44 @@ class FaultLayer:
             await send_response(ex.send, mangle(action.kind, captured, facts))
         elif isinstance(action, Truncate):
             await self._truncate(action, ex)
+        elif isinstance(action, DropSession):
+            await self._drop_session(ex)
         else:
             await self._abort(action, ex)
+
+    async def _ended(self, session_id: str | None) -> None:
+        """Wait while the session is being ended in the real server."""
+        ending = self._ending.get(session_id) if session_id is not None else None
+        if ending is not None:
+            await ending.wait()
+
+    async def _drop_session(self, ex: _Exchange) -> None:
+        """Answer from the real server, then end the session there."""
+        session_id = ex.facts.session_id
+        assert session_id is not None  # the scenario drops only sessions
+        ending = self._ending[session_id] = anyio.Event()  # before the answer goes out
+        try:
+            await self.inner(ex.scope, ex.receive, ex.send)
+            await self._end_session(ex.scope)
+        finally:
+            ending.set()
+            del self._ending[session_id]
+
+    async def _end_session(self, scope: Scope) -> None:
+        """End the request's session inside the real server: the DELETE a client would
+        send, made in process, its answer discarded. The server forgets the session id,
+        so it answers 404 to whatever carries it from now on."""
+        kept = (b"host", b"mcp-session-id", b"mcp-protocol-version")
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() in kept]
+        delete = {**scope, "method": "DELETE", "headers": headers}
+
+        async def nothing() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def discard(message: Message) -> None:
+            return None
+
+        await self.inner(delete, nothing, discard)
 
     async def _capture(self, ex: _Exchange) -> WireResponse:
         """Run the real app to completion and keep its whole answer."""

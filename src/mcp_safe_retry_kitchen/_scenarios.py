@@ -20,6 +20,7 @@ from mcp_safe_retry_kitchen._actions import (
     Abort,
     AbortMode,
     Action,
+    DropSession,
     MalformedKind,
     Mangle,
     Pass,
@@ -44,12 +45,14 @@ class RunCounters:
         matched: POSTs the scenario's `Match` selected so far.
         session_posts: POSTs seen per `Mcp-Session-Id`.
         expired: Session ids the kitchen declared expired.
+        dropped: Session ids the kitchen ended inside the real server.
     """
 
     posts: int = 0
     matched: int = 0
     session_posts: Counter[str] = attrs.field(factory=Counter)
     expired: set[str] = attrs.field(factory=set)
+    dropped: set[str] = attrs.field(factory=set)
 
     def hit(self, match: Match, facts: RequestFacts) -> bool:
         """Count `facts` against `match` and return whether the fault hits it."""
@@ -105,19 +108,32 @@ class Baseline:
 
 @attrs.frozen
 class HttpStatusSequence:
-    """Answer the run's POSTs with `statusCodes` in order, the last one repeating."""
+    """Answer the run's POSTs with `statusCodes` in order, the last one repeating.
+
+    With `method` and/or `tool`, only the POSTs they select count and are answered from
+    the sequence (a client's handshake, which differs between clients and eras, then
+    passes untouched); without them every POST counts, as in the Cakewalk kitchen.
+    """
 
     name: ClassVar[str] = "errors.http_status_sequence"
     status_codes: tuple[int, ...]
+    match: Match
 
     @classmethod
     def read(cls, p: Params) -> HttpStatusSequence:
-        """Read `statusCodes` (200..599)."""
-        return cls(p.integers("statusCodes", minimum=200, maximum=599))
+        """Read `statusCodes` (200..599) and the optional `method` / `tool` filter."""
+        codes = p.integers("statusCodes", minimum=200, maximum=599)
+        return cls(codes, Match(methods=p.methods(None), tool=p.optional_string("tool")))
 
     def decide(self, facts: RequestFacts, run: RunCounters, now: float) -> Action:
-        """Every POST counts, initialize and notifications too; a 2xx reaches the server."""
-        code = self.status_codes[min(run.posts, len(self.status_codes)) - 1]
+        """Every (selected) POST counts, initialize and notifications too; a 2xx passes."""
+        filtered = self.match.methods is not None or self.match.tool is not None
+        if filtered and not self.match.selects(facts):
+            return Pass()
+        if filtered:
+            run.matched += 1
+        number = run.matched if filtered else run.posts
+        code = self.status_codes[min(number, len(self.status_codes)) - 1]
         if 200 <= code < 300:
             return Pass()
         return Reply(code, "http_status")
@@ -322,6 +338,47 @@ class SessionExpired:
 
 
 @attrs.frozen
+class SessionDropped:
+    """The real server forgets a session between two calls: 404 for everything after.
+
+    After the session's `afterCalls`-th POST selected by the filter (default: tools/call)
+    has been answered, the kitchen ends the session inside the real server. The next
+    request carrying its `Mcp-Session-Id` (POST, GET or DELETE) gets the server's own 404
+    "Session not found", exactly as from a server that expired the session; a new
+    `initialize` opens a new one. `times` sessions are dropped per run. Requests without
+    `Mcp-Session-Id` (stateless, 2026-07-28) never are.
+    """
+
+    name: ClassVar[str] = "session_dropped"
+    after_calls: int
+    match: Match
+
+    @classmethod
+    def read(cls, p: Params) -> SessionDropped:
+        """Read `afterCalls`, `times` (sessions to drop) and `method`/`tool`."""
+        after = p.integer("afterCalls", 1, minimum=1)
+        match = Match(
+            methods=p.methods("tools/call"),
+            tool=p.optional_string("tool"),
+            times=p.integer("times", 1, minimum=0),
+            requests_only=True,
+        )
+        return cls(after, match)
+
+    def decide(self, facts: RequestFacts, run: RunCounters, now: float) -> Action:
+        """Pass everything; drop the session once its selected POSTs reach the count."""
+        session = facts.session_id
+        if session is None or session in run.dropped or not self.match.selects(facts):
+            return Pass()
+        run.session_posts[session] += 1
+        due = run.session_posts[session] >= self.after_calls
+        if due and len(run.dropped) < (self.match.times or 0):
+            run.dropped.add(session)
+            return DropSession()
+        return Pass()
+
+
+@attrs.frozen
 class Malformed:
     """The tool runs, then its answer arrives corrupted in the way `kind` names."""
 
@@ -375,6 +432,7 @@ _READERS: Mapping[str, Callable[[Params], Scenario]] = {
         SseTruncated,
         ConnectionAbort,
         SessionExpired,
+        SessionDropped,
         Malformed,
         ElicitationApproval,
     )

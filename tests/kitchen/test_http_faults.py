@@ -164,6 +164,48 @@ def test_session_expired_answers_404_until_a_new_session(kitchen: KitchenServer)
     assert faults == [None, "session_expired", None]
 
 
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+def test_session_dropped_gets_the_real_servers_404_between_two_calls(
+    start_kitchen: StartKitchen, json_response: bool
+) -> None:
+    kitchen = start_kitchen(json_response=json_response)
+    url = kitchen.url_for("session_dropped", {})
+    with httpx.Client(timeout=5) as client:
+        old = legacy_handshake(client, url)
+        first = legacy_call_tool(
+            client, url, old, "charge", {"key": "k", "amount": 1}, request_id=1
+        )
+        gone = legacy_call_tool(client, url, old, "charge", {"key": "k", "amount": 1}, request_id=2)
+        stream = client.get(url, headers=legacy_headers(old))
+        deleted = client.delete(url, headers=legacy_headers(old))
+        new = legacy_handshake(client, url)
+        again = legacy_call_tool(
+            client, url, new, "charge", {"key": "k", "amount": 1}, request_id=3
+        )
+        later = legacy_call_tool(
+            client, url, new, "charge", {"key": "k", "amount": 1}, request_id=4
+        )
+    assert first.status_code == 200
+    # The real server's own answer for an unknown session: no id, code -32600.
+    assert gone.status_code == 404
+    assert gone.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Session not found"},
+    }
+    assert stream.status_code == 404 and deleted.status_code == 404
+    assert new is not None and new != old
+    assert again.status_code == 200 and later.status_code == 200  # once per run
+    assert kitchen.state_of(url).executions_by_key == {"charge": {"k": 3}}
+    calls = [p for p in kitchen.state_of(url).posts if p.method == "tools/call"]
+    assert [(p.status, p.fault) for p in calls] == [
+        (200, "session_dropped"),  # answered, then the session was ended
+        (404, None),  # the real server answered: the kitchen passed it through
+        (200, None),
+        (200, None),
+    ]
+
+
 def test_legacy_only_refuses_modern_requests_like_mcp_1x(start_kitchen: StartKitchen) -> None:
     kitchen = start_kitchen(legacy_only=True)
     with httpx.Client(timeout=5) as client:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_safe_retry_kitchen import SCENARIO_NAMES, ScenarioError, parse_scenario
-from mcp_safe_retry_kitchen._actions import Abort, Pass, Reply, Respond, Truncate
+from mcp_safe_retry_kitchen._actions import Abort, DropSession, Pass, Reply, Respond, Truncate
 from mcp_safe_retry_kitchen._facts import RequestFacts
 from mcp_safe_retry_kitchen._params import Match
 from mcp_safe_retry_kitchen._runs import DEFAULT_RUN, Runs, parse_query, query_for
@@ -94,6 +94,32 @@ def test_http_status_sequence_counts_every_post_and_repeats_the_last() -> None:
     actions = decide_all(scenario, [call(), note, call(), call(), call()])
     assert [type(a) for a in actions] == [Reply, Reply, Pass, Pass, Pass]
     assert [a.status for a in actions[:2]] == [503, 502]
+
+
+def test_http_status_sequence_with_a_filter_counts_only_what_it_selects() -> None:
+    params = {"statusCodes": [503, 200], "method": "tools/call", "tool": "lookup"}
+    scenario = parse_scenario("errors.http_status_sequence", params)
+    init = RequestFacts("POST", "initialize", 0, is_request=True)
+    note = RequestFacts("POST", "notifications/initialized")
+    posts = [init, note, call("charge"), call("lookup"), call("lookup"), call("lookup")]
+    actions = decide_all(scenario, posts)
+    assert [type(a) for a in actions] == [Pass, Pass, Pass, Reply, Pass, Pass]
+    assert actions[3].status == 503
+
+
+def test_session_dropped_after_the_nth_call_of_a_session_once_per_run() -> None:
+    scenario = parse_scenario("session_dropped", {"afterCalls": 2})
+    note = RequestFacts("POST", "notifications/initialized", session_id="s1")
+    posts = [
+        note,
+        call(session="s1"),
+        call(session="s1"),  # the second call: answered, then the session ends
+        call(session="s2"),
+        call(session="s2"),  # `times` is 1: a second session lives on
+        call(session=None),  # stateless: never
+    ]
+    actions = decide_all(scenario, posts)
+    assert [type(a) for a in actions] == [Pass, Pass, DropSession, Pass, Pass, Pass]
 
 
 def test_jsonrpc_error_hits_only_the_nth_matching_call() -> None:

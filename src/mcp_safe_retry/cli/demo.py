@@ -355,7 +355,7 @@ async def run_demo(
         ]
         say(
             "\nruns: how often the kitchen ran the tool. A drop or a cut stream of an UNSAFE\n"
-            "call reached the MCP client as a JSON-RPC error (-32090), and the next call on\n"
+            "call reached the MCP client as a JSON-RPC error (-32010), and the next call on\n"
             "the same session worked."
         )
         say(

@@ -8,10 +8,20 @@ from .classify import Outcome
 from .jsonrpc import RequestId, dumps
 from .records import CallRecord
 
-__all__ = ["CONTAINED_ERROR_CODE", "CONTAINED_OUTCOMES", "contained_error"]
+__all__ = ["CONTAINED_ERROR_CODE", "CONTAINED_OUTCOMES", "CONTAINED_SOURCE", "contained_error"]
 
-CONTAINED_ERROR_CODE = -32090
-"""The JSON-RPC error code of a failure the transport contained (``contain_failures``)."""
+CONTAINED_ERROR_CODE = -32010
+"""The JSON-RPC error code of a failure the transport contained (``contain_failures``).
+
+It lies in -32000..-32019, the range the 2026-07-28 revision leaves to implementations
+(-32020..-32099 are the specification's own). It is not -32000: the SDKs raise that one
+locally for a closed connection and servers send it for all kinds of errors, so a caller
+could not tell a contained failure from either. A server may still use -32010 for a
+reason of its own: ``data.source`` and ``data.local`` are what make the error ours.
+"""
+
+CONTAINED_SOURCE = "mcp-safe-retry"
+"""``data.source`` of a contained error: this client produced it, no server sent it."""
 
 CONTAINED_OUTCOMES = frozenset(
     {Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE, Outcome.CIRCUIT_OPEN}
@@ -22,8 +32,10 @@ CONTAINED_OUTCOMES = frozenset(
 def contained_error(record: CallRecord, request_id: RequestId) -> bytes:
     """The JSON-RPC error response standing for ``record``'s failure.
 
-    Its ``data`` summarises the attempts (outcome, status, error kind, reason), never a
-    body, a header or an argument.
+    Its ``data`` says who made it (``source``, ``local: true``), why the call ended
+    (``outcome``, ``layer``, and ``reason``: why no further attempt was made) and
+    summarises the attempts (outcome, status, error kind, reason), never a body, a header
+    or an argument.
     """
     final = record.classification
     assert final is not None  # only a finished call is contained
@@ -39,9 +51,18 @@ def contained_error(record: CallRecord, request_id: RequestId) -> bytes:
         }
         for a in record.attempts
     ]
+    last = record.attempts[-1] if record.attempts else None
+    data = {
+        "source": CONTAINED_SOURCE,
+        "local": True,
+        "outcome": str(final.outcome),
+        "layer": str(final.layer),
+        "reason": str(last.decision.reason) if last and last.decision else None,
+        "attempts": attempts,
+    }
     error = {
         "code": CONTAINED_ERROR_CODE,
         "message": f"{message}: {detail}" if detail else message,
-        "data": {"outcome": str(final.outcome), "layer": str(final.layer), "attempts": attempts},
+        "data": data,
     }
     return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})

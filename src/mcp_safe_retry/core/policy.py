@@ -81,6 +81,7 @@ class Reason(StrEnum):
     NETWORK_ERROR = "network_error"
     RETRYABLE_STATUS = "retryable_status"
     STREAM_INCOMPLETE = "stream_incomplete"
+    UNSENT = "unsent"  # an UNSAFE call re-sent because its request never left (retry_unsent)
     # stops
     SUCCESS = "success"
     NOT_IDEMPOTENT = "not_idempotent"
@@ -139,7 +140,9 @@ class RetryPolicy:
         trust_annotations: count tools whose ``readOnlyHint`` is true as READ.
         retry_unsent: also re-send an UNSAFE call whose request never left this machine (no
             connection could be made, or none came free in the pool): the server cannot have
-            seen it, so it cannot run twice (gRPC's transparent retry).
+            seen it, so it cannot run twice (gRPC's transparent retry). On by default; such a
+            retry counts against ``max_retries``, the deadline and the retry budget like any
+            other, and is recorded with reason ``unsent``.
     """
 
     max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
@@ -156,7 +159,7 @@ class RetryPolicy:
         factory=dict, converter=_tools, eq=False, hash=False
     )
     trust_annotations: bool = False
-    retry_unsent: bool = False
+    retry_unsent: bool = True
 
     def idempotency(
         self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()
@@ -223,10 +226,10 @@ def decide(
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
-    if idempotency is not Idempotency.READ and not (
-        policy.retry_unsent and classification.error_kind in UNSENT_KINDS
-    ):
-        return _STOP_NOT_IDEMPOTENT
+    if idempotency is not Idempotency.READ:
+        if not (policy.retry_unsent and classification.error_kind in UNSENT_KINDS):
+            return _STOP_NOT_IDEMPOTENT
+        reason = Reason.UNSENT
     state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = attempt
     state.start_time, state.outcome_timestamp = 0.0, elapsed

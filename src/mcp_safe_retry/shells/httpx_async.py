@@ -23,10 +23,14 @@ from ..instrumentation.hooks import Hook
 from .support import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
+    EntryGuard,
+    check_inner,
     describe_error,
     header_values,
     is_jsonrpc_post,
+    split_options,
     strip_headers,
+    wrong_client,
 )
 
 __all__ = ["AsyncRetryTransport", "BodyTooLarge", "mcp_client"]
@@ -39,7 +43,7 @@ class BodyTooLarge(httpx.ReadError):
     """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
 
 
-class AsyncRetryTransport(httpx.AsyncBaseTransport):
+class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -54,7 +58,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         budget: the retry budget (default: a RetryBudget of this transport's own; pass one
             budget to several transports to share it).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32090) for the request's id instead of raising.
+            error (code -32010) for the request's id instead of raising.
     """
 
     def __init__(
@@ -71,6 +75,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         budget: Budget | None = None,
         contain_failures: bool = False,
     ) -> None:
+        check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
         self._sleep = sleep if sleep is not None else anyio.sleep
         self._engine = Engine(
@@ -97,6 +102,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         return self._engine.budget
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not isinstance(request, httpx.Request):  # a client of the other library
+            raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
         if not is_jsonrpc_post(request.method, headers.get("content-type")):
             resumed = None
@@ -439,7 +446,8 @@ def mcp_client(
 
     It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
     followed) and contains final network failures as JSON-RPC errors, so one lost
-    connection fails one call instead of tearing the session down.
+    connection fails one call instead of tearing the session down. It fits where a client
+    factory is asked for (``httpx_client_factory=functools.partial(mcp_client, ...)``).
 
     Args:
         policy: the RetryPolicy.
@@ -448,15 +456,25 @@ def mcp_client(
         timeout: replaces the default timeouts.
         transport: the inner transport (default: a new one).
         contain_failures: see AsyncRetryTransport.
-        options: more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
+        options: AsyncClient options (follow_redirects, event_hooks, ...); connection
+            options for the default inner transport (verify, limits, http2, proxy, ...);
+            and more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
     """
-    retry = AsyncRetryTransport(
-        transport, policy=policy, contain_failures=contain_failures, **options
+    client_options, pool_options, retry_options = split_options(
+        options, httpx.AsyncClient, httpx.AsyncHTTPTransport
     )
+    if pool_options:
+        if transport is not None:
+            raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
+        transport = httpx.AsyncHTTPTransport(**pool_options)
+    retry = AsyncRetryTransport(
+        transport, policy=policy, contain_failures=contain_failures, **retry_options
+    )
+    client_options.setdefault("follow_redirects", True)
     return httpx.AsyncClient(
         transport=retry,
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
-        follow_redirects=True,
+        **client_options,
     )

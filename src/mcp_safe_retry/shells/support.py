@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..core.classify import media_type
 from ..instrumentation.redact import scrub
 
-__all__ = ["describe_error", "header_values", "is_jsonrpc_post", "strip_headers"]
+__all__ = [
+    "EntryGuard",
+    "check_inner",
+    "describe_error",
+    "header_values",
+    "is_jsonrpc_post",
+    "split_options",
+    "strip_headers",
+    "wrong_client",
+]
 
 REQUEST_HEADERS = {
     name: name.decode()
@@ -78,3 +89,163 @@ def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
 def strip_headers(raw: Iterable[tuple[bytes, bytes]], *names: bytes) -> list[tuple[bytes, bytes]]:
     """Raw header pairs without the named ones (names in lower case)."""
     return [(k, val) for k, val in raw if k.lower() not in names]
+
+
+# -- mixing up the two HTTP libraries, or sync and async ---------------------------------
+
+LIBRARIES = ("httpx", "httpx2")
+_SHELLS = {
+    ("httpx", False): "mcp_safe_retry.RetryTransport",
+    ("httpx", True): "mcp_safe_retry.AsyncRetryTransport",
+    ("httpx2", False): "mcp_safe_retry.httpx2.RetryTransport",
+    ("httpx2", True): "mcp_safe_retry.httpx2.AsyncRetryTransport",
+}
+_BASES = {"BaseTransport": False, "AsyncBaseTransport": True}
+
+
+def _library(obj: object) -> str | None:
+    """``"httpx"`` or ``"httpx2"`` for an object of either library's own classes."""
+    root = type(obj).__module__.partition(".")[0]
+    return root if root in LIBRARIES else None
+
+
+def transport_kinds(obj: object) -> frozenset[tuple[str, bool]]:
+    """``(library, is_async)`` for every transport base class ``obj`` derives from.
+
+    Read from the class names, so httpx2 is never imported: a ``MockTransport`` is both
+    sync and async; a class that derives from neither library's bases has no kinds.
+    """
+    kinds = set()
+    for cls in type(obj).__mro__:
+        library = cls.__module__.partition(".")[0]
+        if library in LIBRARIES and cls.__name__ in _BASES:
+            kinds.add((library, _BASES[cls.__name__]))
+    return frozenset(kinds)
+
+
+def _a_mode(is_async: bool) -> str:
+    return "an async" if is_async else "a sync"
+
+
+def _client(library: str, is_async: bool) -> str:
+    return f"{library}.{'AsyncClient' if is_async else 'Client'}"
+
+
+def shell_kind(shell: object) -> tuple[str, bool]:
+    """``(library, is_async)`` of one of our retry transports (it has exactly one)."""
+    (kind,) = transport_kinds(shell)
+    return kind
+
+
+def check_inner(inner: object, shell: object) -> None:
+    """Refuse an inner transport that ``shell`` (a retry transport) cannot drive.
+
+    An httpx transport under an httpx2 shell, or an async one under a sync shell, would
+    fail only later, deep inside the HTTP library; this says at once which class fits.
+
+    Raises:
+        TypeError: naming the retry transport that can wrap ``inner``.
+    """
+    if inner is None:
+        return
+    library, is_async = shell_kind(shell)
+    own = _SHELLS[(library, is_async)]
+    kinds = transport_kinds(inner)
+    name = f"{type(inner).__module__.partition('.')[0]}.{type(inner).__qualname__}"
+    if not kinds:
+        if hasattr(inner, "handle_async_request" if is_async else "handle_request"):
+            return  # a transport by duck typing: nothing tells its library
+        if hasattr(inner, "handle_request" if is_async else "handle_async_request"):
+            raise TypeError(
+                f"{own} cannot wrap {name}, {_a_mode(not is_async)} transport; use "
+                f"{_SHELLS[(library, not is_async)]} (with an {_client(library, not is_async)})"
+            )
+        raise TypeError(f"{own} needs an {library} transport to wrap, not {name}")
+    if (library, is_async) in kinds:
+        return
+    inner_library, inner_async = min(kinds, key=lambda kind: kind[0] != library)
+    raise TypeError(
+        f"{own} cannot wrap {name}, {_a_mode(inner_async)} {inner_library} transport; "
+        f"use {_SHELLS[(inner_library, inner_async)]} "
+        f"(with an {_client(inner_library, inner_async)})"
+    )
+
+
+def wrong_client(
+    shell: object, request: object, *, client_is_async: bool | None = None
+) -> TypeError:
+    """The error for a client of the wrong library or mode calling ``shell``.
+
+    Args:
+        shell: the retry transport that was called.
+        request: the request the client passed (its class tells the client's library).
+        client_is_async: whether the client called ``handle_async_request``; None: the
+            client called the shell's own entry point (then only the library is wrong).
+    """
+    kind = shell_kind(shell)
+    own = _SHELLS[kind]
+    if client_is_async is None:
+        client_is_async = kind[1]
+    library = _library(request)
+    if library is None:
+        return TypeError(f"{own} got a {type(request).__qualname__}, not an httpx request")
+    client = _client(library, client_is_async)
+    return TypeError(
+        f"{own} cannot serve an {client}: use {_SHELLS[(library, client_is_async)]} "
+        f"as the transport of an {client}"
+    )
+
+
+class EntryGuard:
+    """A base of every shell: the entry point of the other mode (a sync client calling an
+    async transport, or the reverse) raises a TypeError naming the class to use. Each shell
+    defines its own mode's entry point and closing, which take precedence."""
+
+    def handle_request(self, request: Any) -> Any:
+        raise wrong_client(self, request, client_is_async=False)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        raise wrong_client(self, request, client_is_async=True)
+
+    # The wrong client still closes the transport at its end: let it, so the TypeError
+    # above stays the error the user sees. Its requests were refused, so nothing is open.
+    def close(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+# -- mcp_client's keyword options ---------------------------------------------------------
+
+
+def split_options(
+    options: Mapping[str, Any], client: Callable[..., Any], pool: Callable[..., Any]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Sort keyword options given to ``mcp_client`` by whom they are for.
+
+    The MCP SDKs and fastmcp call a client factory with the client's own keywords
+    (``follow_redirects``, ...); users add connection settings (``verify``, ``limits``,
+    ...) and retry transport options (``history``, ``hooks``, ...).
+
+    Args:
+        options: the keyword options.
+        client: the client class (its parameters go to the client).
+        pool: the connection pool transport class (its parameters configure the inner
+            transport; one that both take, such as ``proxy``, goes to the pool, so that
+            every request still passes through the retry transport).
+
+    Returns:
+        ``(client options, pool options, retry transport options)``.
+    """
+    pool_names = inspect.signature(pool).parameters
+    client_names = inspect.signature(client).parameters
+    sorted_options: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = ({}, {}, {})
+    for name, value in options.items():
+        if name in pool_names:
+            sorted_options[1][name] = value
+        elif name in client_names and name != "transport":
+            sorted_options[0][name] = value
+        else:
+            sorted_options[2][name] = value
+    return sorted_options

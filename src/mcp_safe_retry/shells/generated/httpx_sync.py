@@ -25,10 +25,14 @@ from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
+    EntryGuard,
+    check_inner,
     describe_error,
     header_values,
     is_jsonrpc_post,
+    split_options,
     strip_headers,
+    wrong_client,
 )
 
 __all__ = ["BodyTooLarge", "RetryTransport", "mcp_client"]
@@ -41,7 +45,7 @@ class BodyTooLarge(httpx.ReadError):
     """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
 
 
-class RetryTransport(httpx.BaseTransport):
+class RetryTransport(httpx.BaseTransport, EntryGuard):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -56,7 +60,7 @@ class RetryTransport(httpx.BaseTransport):
         budget: the retry budget (default: a RetryBudget of this transport's own; pass one
             budget to several transports to share it).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32090) for the request's id instead of raising.
+            error (code -32010) for the request's id instead of raising.
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class RetryTransport(httpx.BaseTransport):
         budget: Budget | None = None,
         contain_failures: bool = False,
     ) -> None:
+        check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._inner = transport if transport is not None else httpx.HTTPTransport()
         self._sleep = sleep if sleep is not None else time.sleep
         self._engine = Engine(
@@ -99,6 +104,8 @@ class RetryTransport(httpx.BaseTransport):
         return self._engine.budget
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not isinstance(request, httpx.Request):  # a client of the other library
+            raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
         if not is_jsonrpc_post(request.method, headers.get("content-type")):
             resumed = None
@@ -441,7 +448,8 @@ def mcp_client(
 
     It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
     followed) and contains final network failures as JSON-RPC errors, so one lost
-    connection fails one call instead of tearing the session down.
+    connection fails one call instead of tearing the session down. It fits where a client
+    factory is asked for (``httpx_client_factory=functools.partial(mcp_client, ...)``).
 
     Args:
         policy: the RetryPolicy.
@@ -450,13 +458,25 @@ def mcp_client(
         timeout: replaces the default timeouts.
         transport: the inner transport (default: a new one).
         contain_failures: see RetryTransport.
-        options: more RetryTransport options (history, hooks, budget, scenario, ...).
+        options: Client options (follow_redirects, event_hooks, ...); connection
+            options for the default inner transport (verify, limits, http2, proxy, ...);
+            and more RetryTransport options (history, hooks, budget, scenario, ...).
     """
-    retry = RetryTransport(transport, policy=policy, contain_failures=contain_failures, **options)
+    client_options, pool_options, retry_options = split_options(
+        options, httpx.Client, httpx.HTTPTransport
+    )
+    if pool_options:
+        if transport is not None:
+            raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
+        transport = httpx.HTTPTransport(**pool_options)
+    retry = RetryTransport(
+        transport, policy=policy, contain_failures=contain_failures, **retry_options
+    )
+    client_options.setdefault("follow_redirects", True)
     return httpx.Client(
         transport=retry,
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
-        follow_redirects=True,
+        **client_options,
     )
