@@ -161,7 +161,7 @@ def test_every_outcome_has_an_ending_case() -> None:
 
 # A script is a list of events; each event's Step verdict (or None for events that return a
 # race) is collected. Events: ("hedge", now) ("retry", now) ("begin", n, now)
-# ("end", n, ending, now) ("give_up",) ("abandon",) ("stop",).
+# ("commit", n, now) ("end", n, ending, now) ("give_up",) ("abandon",) ("stop",).
 Event = tuple[Any, ...]
 
 
@@ -176,6 +176,10 @@ def play(race: Race, script: Sequence[Event]) -> tuple[Race, list[Step]]:
                 race = race.retry(now, next(fresh))
             case ("begin", number, now):
                 race = race.begun(number, now)
+            case ("commit", number, now):
+                step = race.commit(number, now)
+                steps.append(step)
+                race = step.race
             case ("end", number, ending, now):
                 step = race.ended(number, ending, now)
                 steps.append(step)
@@ -203,7 +207,8 @@ def start(policy: RetryPolicy = HEDGED, idempotency: Idempotency = READ, **kw: A
 
 
 S, F, T = Ending.SUCCESS, Ending.FINAL, Ending.TRANSIENT
-W, L, X, A, IN = CopyState.WON, CopyState.LOST, CopyState.FAILED, CopyState.ABANDONED, None
+W, L, X, A = CopyState.WON, CopyState.LOST, CopyState.FAILED, CopyState.ABANDONED
+IN = CopyState.IN_FLIGHT
 
 
 @pytest.mark.parametrize(
@@ -262,6 +267,20 @@ W, L, X, A, IN = CopyState.WON, CopyState.LOST, CopyState.FAILED, CopyState.ABAN
             [X, W],
             [],
             id="retry-after-quick-failure",
+        ),
+        pytest.param(
+            [("hedge", 0.1), ("commit", 2, 0.12), ("end", 2, S, 0.5)],
+            ["wait", "win"],
+            [L, W],
+            [1],
+            id="stream-begun-commits",
+        ),
+        pytest.param(
+            [("hedge", 0.1), ("commit", 1, 0.12), ("end", 1, T, 0.5), ("retry", 0.7)],
+            ["wait", "exhausted"],
+            [X, L, IN],
+            [2],
+            id="committed-stream-breaks-then-retry",
         ),
         pytest.param(
             [("hedge", 0.1), ("abandon",)], ["discard"], [A, A], [1, 2], id="caller-gives-up"
@@ -385,7 +404,7 @@ def test_latency_sample(script: list[Event], sample: float | None) -> None:
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["hedge", "end", "begin", "retry", "give_up", "abandon", "stop"]),
+        st.sampled_from(["hedge", "end", "begin", "commit", "retry", "give_up", "abandon", "stop"]),
         st.integers(1, 8),
         st.sampled_from(list(Ending)),
         st.floats(0.0, 0.3),
@@ -426,6 +445,10 @@ def test_race_invariants(
                 race = race.retry(now, f"wire-{fresh}")
             elif op == "begin":
                 race = race.begun(number, now)
+            elif op == "commit":
+                step = race.commit(number, now)
+                assert len(step.race.in_flight) == 1 and step.verdict is Verdict.WAIT
+                race = step.race
             elif op == "stop":
                 race = race.stop_hedging()
             else:

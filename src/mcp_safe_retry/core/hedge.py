@@ -178,8 +178,9 @@ class Race:
     returns a new one).
 
     Build it with ``Race.start``; then ``hedge_at`` says when a hedge is due, ``hedge`` and
-    ``retry`` add copies, ``begun`` and ``ended`` report on them, ``give_up`` settles after
-    a retry decision that stops, and ``abandon`` when the caller goes away.
+    ``retry`` add copies, ``begun``, ``commit`` (a stream began) and ``ended`` report on
+    them, ``give_up`` settles after a retry decision that stops, and ``abandon`` when the
+    caller goes away.
     """
 
     caller_id: RequestId | None
@@ -327,6 +328,26 @@ class Race:
         if not c.in_flight or c.answered_at is not None:
             return self
         return self._replace(attrs.evolve(c, answered_at=now))
+
+    def commit(self, number: int, now: float) -> Step:
+        """Stay with this copy, whose answer began to stream (an SSE head): the others are
+        cancelled now, as a transport cannot hand one stream on while it waits on others.
+
+        The race stays open: the stream's end settles it (``ended``), and a transient break
+        leaves the usual retry decision (EXHAUSTED), as for a call that was never hedged.
+        """
+        c = self.copy(number)
+        if not c.in_flight:
+            raise ValueError(f"copy {number} is not in flight")
+        race = self.begun(number, now)
+        others = tuple(
+            attrs.evolve(o, state=CopyState.LOST)
+            for o in race.copies
+            if o.in_flight and o.number != number
+        )
+        for o in others:
+            race = race._replace(o)
+        return Step(race, Verdict.WAIT, others)
 
     def ended(self, number: int, ending: Ending, now: float) -> Step:
         """The copy's answer is complete (or its request failed); what follows.
