@@ -113,4 +113,17 @@ class DropSession:
     fault: str = "session_dropped"
 
 
-Action = Pass | Reply | Respond | Truncate | Abort | Mangle | DropSession
+@attrs.frozen
+class Late:
+    """Hand the request to the real server after `delay_s`, unless the client leaves first.
+
+    A client that closes its connection during the delay (a hedged copy that lost, a caller
+    that gave up) is never served: the tool does not run and the POST is recorded with the
+    label `<fault>:abandoned` and no status.
+    """
+
+    delay_s: float
+    fault: str
+
+
+Action = Pass | Reply | Respond | Truncate | Abort | Mangle | DropSession | Late

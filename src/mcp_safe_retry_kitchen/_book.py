@@ -38,6 +38,8 @@ class PostRecord:
             "malformed:wrong_id", "delay"); None when the real server answered untouched.
         session_id: The request's `Mcp-Session-Id` header.
         protocol_version: The request's `MCP-Protocol-Version` header.
+        key: The `key` argument of a `tools/call`: POSTs with the same tool and key are
+            copies of one logical call (a retry, a hedge) when the caller uses fresh keys.
     """
 
     seq: int
@@ -50,6 +52,7 @@ class PostRecord:
     fault: str | None
     session_id: str | None
     protocol_version: str | None
+    key: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the record as the JSON object `GET /kitchen/state` serves."""
@@ -64,6 +67,7 @@ class PostRecord:
             "fault": self.fault,
             "sessionId": self.session_id,
             "protocolVersion": self.protocol_version,
+            "key": self.key,
         }
 
 
@@ -108,10 +112,14 @@ class KitchenState:
             ),
         )
 
-    def calls(self, tool: str | None = None) -> tuple[PostRecord, ...]:
-        """Return the `tools/call` POSTs, optionally only those naming `tool`."""
+    def calls(self, tool: str | None = None, key: str | None = None) -> tuple[PostRecord, ...]:
+        """Return the `tools/call` POSTs, optionally only those naming `tool` and `key`."""
         return tuple(
-            p for p in self.posts if p.method == "tools/call" and (tool is None or p.tool == tool)
+            p
+            for p in self.posts
+            if p.method == "tools/call"
+            and (tool is None or p.tool == tool)
+            and (key is None or p.key == key)
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -156,6 +164,7 @@ class KitchenBook:
         fault: str | None,
         session_id: str | None,
         protocol_version: str | None,
+        key: str | None = None,
     ) -> PostRecord:
         """Append the record of a POST numbered by `next_seq` and return it."""
         with self._lock:
@@ -170,6 +179,7 @@ class KitchenBook:
                 fault=fault,
                 session_id=session_id,
                 protocol_version=protocol_version,
+                key=key,
             )
             if len(self._posts) == self._posts.maxlen:
                 self._dropped += 1

@@ -26,6 +26,8 @@ class RequestFacts:
         is_request: True when the body carries an `id` member, so a response is owed.
         tool: `params.name` of a `tools/call`.
         progress_token: `params._meta.progressToken`, if the caller asked for progress.
+        key: The `key` argument of a `tools/call` (the kitchen's tools take one), so the
+            POSTs of one logical call can be told apart from another's.
         session_id: `Mcp-Session-Id` header.
         protocol_version: `MCP-Protocol-Version` header.
     """
@@ -36,6 +38,7 @@ class RequestFacts:
     is_request: bool = False
     tool: str | None = None
     progress_token: int | str | None = None
+    key: str | None = None
     session_id: str | None = None
     protocol_version: str | None = None
 
@@ -76,6 +79,8 @@ def read_facts(
     name = params.get("name")
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
+    arguments = params.get("arguments")
+    key = arguments.get("key") if isinstance(arguments, dict) else None
     return attrs.evolve(
         base,
         method=message["method"],
@@ -83,4 +88,5 @@ def read_facts(
         is_request="id" in message,
         tool=name if message["method"] == "tools/call" and isinstance(name, str) else None,
         progress_token=token if isinstance(token, int | str) else None,
+        key=key if message["method"] == "tools/call" and isinstance(key, str) else None,
     )

@@ -21,6 +21,7 @@ from mcp_safe_retry_kitchen._actions import (
     Abort,
     Action,
     DropSession,
+    Late,
     Mangle,
     Pass,
     Reply,
@@ -204,11 +205,12 @@ class FaultLayer:
         if isinstance(action, Pass):
             if action.delay_s:
                 await anyio.sleep(action.delay_s)
-            if self.legacy_only and facts.is_modern:
-                ex.fault = "legacy_only"
-                await send_response(ex.send, self._legacy_refusal(facts))
+            await self._pass(ex)
+        elif isinstance(action, Late):
+            if await _client_left(ex, action.delay_s):
+                ex.fault = f"{action.fault}:abandoned"
             else:
-                await self.inner(ex.scope, ex.receive, ex.send)
+                await self._pass(ex)
         elif isinstance(action, Reply):
             await send_response(ex.send, _wire(action))
         elif isinstance(action, Respond):
@@ -257,6 +259,14 @@ class FaultLayer:
             return None
 
         await self.inner(delete, nothing, discard)
+
+    async def _pass(self, ex: _Exchange) -> None:
+        """Hand the request to the real app (or refuse it as an mcp 1.x server would)."""
+        if self.legacy_only and ex.facts.is_modern:
+            ex.fault = "legacy_only"
+            await send_response(ex.send, self._legacy_refusal(ex.facts))
+        else:
+            await self.inner(ex.scope, ex.receive, ex.send)
 
     async def _capture(self, ex: _Exchange) -> WireResponse:
         """Run the real app to completion and keep its whole answer."""
@@ -375,7 +385,23 @@ class _Exchange:
             fault=self.fault,
             session_id=facts.session_id,
             protocol_version=facts.protocol_version,
+            key=facts.key,
         )
+
+
+async def _client_left(ex: _Exchange, delay_s: float) -> bool:
+    """Wait `delay_s`; return early with True if the client disconnects meanwhile.
+
+    The body was read already: its replayed message is taken first and handed back after
+    the wait, so the real app still reads the body, then the live channel.
+    """
+    first = await ex.receive()
+    with anyio.move_on_after(delay_s):
+        while (await ex.receive())["type"] != "http.disconnect":
+            pass
+        return True
+    ex.receive = replay(first.get("body", b""), ex.receive)
+    return False
 
 
 def _wire(reply: Reply) -> WireResponse:

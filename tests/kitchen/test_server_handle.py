@@ -79,6 +79,7 @@ def test_runs_are_isolated_and_state_is_served(kitchen: KitchenServer) -> None:
         "fault": "tool_error",
         "sessionId": None,
         "protocolVersion": "2026-07-28",
+        "key": "k",
     }
     assert len(everything["posts"]) == 3
     assert "connection_abort" in names

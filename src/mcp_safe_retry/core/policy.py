@@ -21,8 +21,10 @@ from attrs import validators as v
 from .classify import SUCCESSES, Classification, Outcome
 
 __all__ = [
+    "MAX_HEDGES",
     "READ_METHODS",
     "Action",
+    "AdaptiveDelay",
     "Decision",
     "Idempotency",
     "Jitter",
@@ -48,6 +50,9 @@ READ_METHODS = frozenset(
     }
 )
 """Protocol methods that change nothing on the server, so re-sending them is safe."""
+
+MAX_HEDGES = 3
+"""The most hedges one call may send: each one is a whole extra request to the server."""
 
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 UNSENT_KINDS = frozenset({"connect", "pool"})
@@ -123,6 +128,72 @@ def _positive(_: object, attribute: attrs.Attribute[float | None], value: float 
         raise ValueError(f"{attribute.name} must be None or a finite number > 0, not {value!r}")
 
 
+def _fraction(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, int | float) and 0 < value < 1):
+        raise ValueError(
+            f"{attribute.name} must be a number strictly between 0 and 1, got {value!r}"
+        )
+
+
+def _finite_positive(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be a finite number > 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class AdaptiveDelay:
+    """Hedge at a running quantile of the server's own recent latencies, within bounds.
+
+    Until ``min_samples`` latencies of a server are known its hedges wait ``initial``.
+
+    Args:
+        quantile: the share of answers expected before a hedge goes out (0.95: hedge the
+            slowest twentieth).
+        floor: the shortest wait, so jitter on a very fast server sends no hedges.
+        ceiling: the longest wait, so a slow server is still hedged.
+        initial: the wait before enough latencies are known.
+        min_samples: latencies needed before the quantile is trusted.
+    """
+
+    quantile: float = attrs.field(default=0.95, validator=_fraction)
+    floor: float = attrs.field(default=0.02, validator=_finite_positive)
+    ceiling: float = attrs.field(default=2.0, validator=_finite_positive)
+    initial: float = attrs.field(default=0.25, validator=_finite_positive)
+    min_samples: int = attrs.field(default=20, validator=[v.instance_of(int), v.ge(1)])
+
+    def __attrs_post_init__(self) -> None:
+        if not self.floor <= self.initial <= self.ceiling:
+            raise ValueError(
+                f"need floor <= initial <= ceiling, got {self.floor}, {self.initial}, "
+                f"{self.ceiling}"
+            )
+
+    def clamp(self, seconds: float) -> float:
+        """``seconds`` moved into ``[floor, ceiling]``."""
+        return min(self.ceiling, max(self.floor, seconds))
+
+
+def _hedge_after(value: float | AdaptiveDelay | str | None) -> float | AdaptiveDelay | None:
+    if isinstance(value, str):
+        if value == "adaptive":
+            return AdaptiveDelay()
+        raise ValueError(f'hedge_after must be seconds, "adaptive" or an AdaptiveDelay: {value!r}')
+    return value
+
+
+def _hedge_delay(
+    _: object,
+    attribute: attrs.Attribute[float | AdaptiveDelay | None],
+    value: float | AdaptiveDelay | None,
+) -> None:
+    if value is None or isinstance(value, AdaptiveDelay):
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{attribute.name} must be a number of seconds, not {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be a finite number of seconds > 0, not {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class RetryPolicy:
     """Which calls may be re-sent, after which failures, how often and how far apart.
@@ -143,6 +214,12 @@ class RetryPolicy:
             seen it, so it cannot run twice (gRPC's transparent retry). On by default; such a
             retry counts against ``max_retries``, the deadline and the retry budget like any
             other, and is recorded with reason ``unsent``.
+        hedge_after: seconds without an answer before a READ call is sent again alongside
+            the first copy (a hedge, with its own JSON-RPC id); ``"adaptive"`` or an
+            ``AdaptiveDelay`` waits for a running quantile of the server's own latencies.
+            None (the default): no hedging.
+        max_hedges: hedges one call may send (1 to ``MAX_HEDGES``); with retries a call
+            never makes more than ``max_retries + max_hedges + 1`` POSTs.
     """
 
     max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
@@ -160,6 +237,12 @@ class RetryPolicy:
     )
     trust_annotations: bool = False
     retry_unsent: bool = True
+    hedge_after: float | AdaptiveDelay | None = attrs.field(
+        default=None, converter=_hedge_after, validator=_hedge_delay
+    )
+    max_hedges: int = attrs.field(
+        default=1, validator=[v.instance_of(int), v.ge(1), v.le(MAX_HEDGES)]
+    )
 
     def idempotency(
         self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()
