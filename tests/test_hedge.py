@@ -143,6 +143,7 @@ ENDINGS = [
         _classified(Outcome.NETWORK_ERROR, error_kind="local"), Ending.FINAL, id="net-local"
     ),
     pytest.param(_classified(Outcome.STREAM_INCOMPLETE), Ending.TRANSIENT, id="stream-cut"),
+    pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
 ]
 
 

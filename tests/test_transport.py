@@ -672,7 +672,7 @@ async def test_unsafe_call_that_never_left_is_resent_by_default(mode: str) -> No
 
 
 async def test_unsent_retries_are_throttled_by_the_retry_budget(mode: str) -> None:
-    budget = RetryBudget(max_tokens=2)
+    budget = RetryBudget.grpc(max_tokens=2)
     script = Script(*[httpx.ConnectError("refused")] * 10)
     d = Driver(mode, script, budget=budget)
     with pytest.raises(httpx.ConnectError):
