@@ -49,13 +49,11 @@ def run(*, rounds: int, seconds: float) -> list[dict[str, Any]]:
         if expected.outcome != "TOOL_SUCCESS":
             raise RuntimeError(f"classifier benchmark body misclassified: {expected}")
         for parser in parsers:
-            saved = _jsonrpc._fast_loads
-            if parser == "stdlib":
-                _jsonrpc._fast_loads = None
+            saved = _jsonrpc.use_fast_parser(parser != "stdlib" and _jsonrpc.FAST_PARSER_INSTALLED)
             try:
                 rates = _rate(body, content_type, seconds, rounds)
             finally:
-                _jsonrpc._fast_loads = saved
+                _jsonrpc.use_fast_parser(saved)
             rate = median(rates)
             rows.append(
                 {

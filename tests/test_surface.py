@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -96,6 +98,28 @@ def test_generated_shells_are_current() -> None:
         text=True,
     )
     assert result.returncode == 0, result.stdout
+
+
+def _unasync() -> Any:
+    spec = importlib.util.spec_from_file_location("unasync", ROOT / "scripts" / "unasync.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_stale_generator_rule_fails_by_name() -> None:
+    unasync = _unasync()
+    source = (ROOT / "src" / "mcp_safe_retry" / "shells" / "httpx_async.py").read_text()
+    # One more name imported from typing: the import-block rule no longer matches, and the
+    # sync shell would still import anyio.
+    grown = source.replace("from typing import Any\n", "from typing import Any, cast\n")
+    with pytest.raises(unasync.StaleRule, match=r"UNASYNC rule .*import anyio.* matched nothing"):
+        unasync.substitute(grown, unasync.UNASYNC, "UNASYNC")
+    renamed = source.replace("aiter_bytes", "aiter_raw")
+    with pytest.raises(unasync.StaleRule, match="UNASYNC rule 'aiter_bytes'"):
+        unasync.substitute(renamed, unasync.UNASYNC, "UNASYNC")
+    assert "AsyncIterator" not in unasync.substitute(source, unasync.UNASYNC, "UNASYNC")
 
 
 def test_get_record_of_a_foreign_response() -> None:

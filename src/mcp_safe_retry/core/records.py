@@ -14,7 +14,15 @@ from .classify import Classification
 from .jsonrpc import RequestId
 from .policy import Decision, Idempotency
 
-__all__ = ["Attempt", "AttemptValues", "CallRecord", "History", "LazyRecord", "RetryOrigin"]
+__all__ = [
+    "Attempt",
+    "AttemptValues",
+    "CallRecord",
+    "History",
+    "LazyRecord",
+    "RetryOrigin",
+    "target",
+]
 
 
 class RetryOrigin(StrEnum):
@@ -232,3 +240,9 @@ class History:
     @property
     def maxlen(self) -> int:
         return self._records.maxlen or 0
+
+
+def target(record: CallRecord) -> str:
+    """What a call was for, as logs, spans and reports name it: ``"tools/call search"``, or
+    the method alone (also for a tool named by an empty string)."""
+    return f"{record.method} {record.tool}" if record.tool else record.method

@@ -72,6 +72,9 @@ class OpenTelemetryHook:
 
     Failed calls and attempts get status ERROR. No span holds a header, a URL or a tool
     argument.
+
+    Attributes:
+        tracer: the OpenTelemetry tracer the spans are started from.
     """
 
     def __init__(
@@ -82,7 +85,7 @@ class OpenTelemetryHook:
         redact: Redactor | None = None,
         max_message_chars: int = MESSAGE_CHARS,
     ) -> None:
-        self._tracer = trace.get_tracer("mcp_safe_retry", __version__, tracer_provider)
+        self.tracer = trace.get_tracer("mcp_safe_retry", __version__, tracer_provider)
         meter = metrics.get_meter("mcp_safe_retry", __version__, meter_provider)
         self._attempts = meter.create_counter(
             "mcp_safe_retry.attempts",
@@ -144,7 +147,7 @@ class OpenTelemetryHook:
             return
         start = _ns(record.started_at)
         end = start + _ns(record.duration)
-        span = self._tracer.start_span(
+        span = self.tracer.start_span(
             span_name(record), kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
         try:
@@ -163,7 +166,7 @@ class OpenTelemetryHook:
             return
         start = min(call_start + _ns(attempt.elapsed), call_end)
         end = min(start + _ns(attempt.duration), call_end)
-        span = self._tracer.start_span(
+        span = self.tracer.start_span(
             "POST", context=parent, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
         try:
