@@ -53,7 +53,7 @@ def contenders() -> tuple[str, ...]:
     """httpx, mcp-safe-retry, mcp-safe-retry on the stdlib parser (if orjson is in), the
     baseline (if one was loaded), httpx-retries."""
     names = ["httpx", "mcp-safe-retry"]
-    if _jsonrpc._orjson_loads is not None:
+    if _jsonrpc.FAST_PARSER_INSTALLED:
         names.append(STDLIB)
     if BASELINE:
         names.append(BASELINE["label"])

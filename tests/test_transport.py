@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 import mcp_safe_retry
-
 from mcp_safe_retry import (
     AsyncRetryTransport,
     CallRecord,

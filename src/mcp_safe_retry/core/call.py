@@ -125,6 +125,7 @@ class Call:
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
     _ref: RecordRef | None = None  # made on first use: most calls settle first
+    _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
     done = False
 
     def __init__(
@@ -377,7 +378,30 @@ class Call:
             f"{last.reason if last else 'stop'}"
         )
 
+    def publish(self) -> None:
+        """Tell the hooks about the attempts (and the call's end) settled since last time.
+
+        The shell calls this once the events are handled: before a backoff, and when the
+        answer is handed on or the call ends; never while the call decides.
+        """
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        for listeners, snapshot, attempt in pending:
+            record = snapshot.get()
+            if attempt:
+                notify_attempt(listeners, record, record.attempts[-1])
+            else:
+                notify_call(listeners, record)
+
     # -- bookkeeping --------------------------------------------------------------------
+
+    def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
+        """Keep a notification for ``publish`` (an attempt's end, or else the call's)."""
+        if self._pending is None:
+            self._pending = []
+        self._pending.append((listeners, snapshot, attempt))
 
     def _send(self) -> Send:
         self._sent_at = self._engine.clock()
@@ -476,7 +500,7 @@ class Call:
         message: JSON,
         now: float,
     ) -> Decision:
-        """Append the attempt that just ended, with what follows it, and tell the hooks."""
+        """Append the attempt that just ended, with what follows it, for the hooks too."""
         engine = self._engine
         self._in_flight = False
         resuming = self._resuming
@@ -507,8 +531,7 @@ class Call:
         snapshot = self._take_snapshot(classification if self.done else None, now)
         listeners = engine.listeners()
         if listeners:
-            record = snapshot.get()
-            notify_attempt(listeners, record, record.attempts[-1])
+            self._tell(listeners, snapshot, attempt=True)
         if self.done:
             self._finish(snapshot, classification, now, listeners)
         return decision
@@ -539,7 +562,7 @@ class Call:
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
         if listeners:
-            notify_call(listeners, snapshot.get())
+            self._tell(listeners, snapshot, attempt=False)
 
     def _take_snapshot(self, final: Classification | None, now: float) -> LazyRecord:
         """Freeze the record's values as they are now (the record is built when read)."""

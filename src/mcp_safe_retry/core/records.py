@@ -12,6 +12,7 @@ import attrs
 
 from .classify import Classification
 from .jsonrpc import RequestId
+from .kinds import AttemptKind
 from .policy import Decision, Idempotency
 
 __all__ = [
@@ -48,13 +49,13 @@ class Attempt:
     classification: Classification
     status: int | None = None
     content_type: str | None = None
-    error_kind: str | None = None
+    error_kind: str | None = None  # an ErrorKind
     delay: float = 0.0
     retry_after: float | None = None
     decision: Decision | None = None
     elapsed: float = 0.0
     duration: float = 0.0
-    kind: str = "post"  # "resume": the client's GET with Last-Event-ID, not a new POST
+    kind: str = AttemptKind.POST  # RESUME: the client's GET with Last-Event-ID, not a POST
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -106,7 +107,7 @@ class CallRecord:
     @property
     def post_count(self) -> int:
         """POSTs sent (a resumption GET is an attempt, not a POST)."""
-        return sum(1 for a in self.attempts if a.kind == "post")
+        return sum(1 for a in self.attempts if a.kind == AttemptKind.POST)
 
     @property
     def http_statuses(self) -> tuple[int, ...]:

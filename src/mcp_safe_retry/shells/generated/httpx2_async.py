@@ -128,6 +128,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
+        finally:
+            call.publish()
         match command:
             case HandOn(replacement):
                 assert response is not None
@@ -153,6 +155,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport):
         while True:
             match command:
                 case Sleep(seconds):
+                    call.publish()
                     await self.sleep(seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
                 case Send(content):
@@ -267,6 +270,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker)
             else:
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
+            call.publish()
             response = head = None
             if isinstance(command, Sleep | Send):  # re-issued: run the exchange again
                 try:
@@ -276,6 +280,8 @@ class _TrackedStream(httpx.AsyncByteStream):
                 except BaseException as exc:
                     call.abandoned(exc)
                     raise
+                finally:
+                    call.publish()
             match command:
                 case Stream(tracker):
                     assert response is not None
@@ -300,6 +306,7 @@ class _TrackedStream(httpx.AsyncByteStream):
     async def aclose(self) -> None:
         await self._body.aclose()
         self._call.stream_closed(self._tracker)
+        self._call.publish()
 
 
 def _raw_stream(response: httpx.Response, head: Head) -> httpx.AsyncByteStream | None:
