@@ -17,10 +17,10 @@ import attrs
 from ..instrumentation.hooks import Hook, notify_attempt, notify_call
 from .classify import (
     NOT_FAILURES,
+    UTF8_CHARSETS,
     Classification,
     Outcome,
     classify_answer,
-    is_utf8,
     media_type,
     verdict,
 )
@@ -219,7 +219,9 @@ class Call:
             max_event_bytes=self._engine.max_event_bytes,
             want_message=self._wants_message(),
         )
-        source = body if message is not None and is_utf8(head.content_type) else None
+        source = None
+        if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
+            source = body
         retry_after = None
         if head.retry_after is not None and retries_after(head.status):
             retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())

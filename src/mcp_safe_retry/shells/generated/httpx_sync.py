@@ -130,20 +130,18 @@ class RetryTransport(httpx.BaseTransport):
             raise
         finally:
             call.publish()
-        match command:
-            case HandOn(replacement):
-                assert response is not None
-                return _answered(
-                    call, request, response, body if replacement is None else replacement
-                )
-            case Stream(tracker):
-                assert response is not None
-                assert head is not None
-                return self._streaming(call, request, response, head, tracker)
-            case Contain(content):
-                return _json_response(request, content, call)
-            case Raise(error):
-                raise error
+        if type(command) is HandOn:
+            assert response is not None
+            replacement = command.body
+            return _answered(call, request, response, body if replacement is None else replacement)
+        if type(command) is Stream:
+            assert response is not None
+            assert head is not None
+            return self._streaming(call, request, response, head, command.tracker)
+        if type(command) is Contain:
+            return _json_response(request, command.body, call)
+        if type(command) is Raise:
+            raise command.error
         raise AssertionError(f"no answer: {command!r}")
 
     def close(self) -> None:
@@ -152,36 +150,39 @@ class RetryTransport(httpx.BaseTransport):
     def _run(self, call: Call, request: httpx.Request, command: Command) -> _Ended:
         """Carry out the call's commands until one hands an answer on or ends the call."""
         response = head = body = None
-        while True:
-            match command:
-                case Sleep(seconds):
-                    call.publish()
-                    self.sleep(seconds)  # a cancellation here ends the call, unsent
-                    command = call.slept()
-                case Send(content):
-                    attempt = request if content is None else _with_body(request, content)
+        while True:  # by type, most frequent first: this runs for every call
+            if type(command) is Send:
+                if response is not None:  # a retry: the answer it replaces is dropped
+                    response.close()
+                content = command.content
+                attempt = request if content is None else _with_body(request, content)
+                try:
+                    response = self._inner.handle_request(attempt)
+                except httpx.TransportError as exc:
+                    response = None
+                    command = call.failed(exc, *describe_error(exc))
+                    continue
+                head = _head(response)
+                command = call.headed(head)
+                if type(command) is Read:  # the body of this response, read whole
                     try:
-                        response = self._inner.handle_request(attempt)
-                    except httpx.TransportError as exc:
-                        command = call.failed(exc, *describe_error(exc))
-                        continue
-                    head = _head(response)
-                    command = call.headed(head)
-                case Read(limit):
-                    assert response is not None
-                    assert head is not None
-                    try:
-                        read, in_place = _read(response, head, limit)
+                        read, in_place = _read(response, head, command.limit)
                     except (httpx.TransportError, httpx.DecodingError) as exc:
                         response.close()
+                        response = None
                         command = call.failed(exc, *describe_error(exc))
                         continue
                     body = None if in_place else read
                     command = call.received(read)
-                    if isinstance(command, Sleep | Send):
-                        response.close()  # a retry follows: this answer is dropped
-                case _:
-                    return command, response, head, body
+            elif type(command) is Sleep:
+                if response is not None:  # dropped before the wait, not after it
+                    response.close()
+                    response = None
+                call.publish()
+                self.sleep(command.seconds)  # a cancellation here ends the call, unsent
+                command = call.slept()
+            else:
+                return command, response, head, body
 
     def _streaming(
         self,
@@ -280,25 +281,22 @@ class _TrackedStream(httpx.SyncByteStream):
                     raise
                 finally:
                     call.publish()
-            match command:
-                case Stream(tracker):
-                    assert response is not None
-                    assert head is not None
-                    self._body = _Body(response, head)
-                    self._tracker = tracker
-                    continue
-                case EndStream(last):
-                    if response is not None:
-                        response.close()  # a whole answer, read already
-                    if last:
-                        yield last
-                    return
-                case Break(message):
-                    if response is not None:
-                        response.close()
-                    raise call.annotated(httpx.RemoteProtocolError(message))
-                case Raise(failure):
-                    raise failure
+            if type(command) is Stream:
+                assert response is not None
+                assert head is not None
+                self._body = _Body(response, head)
+                self._tracker = command.tracker
+                continue
+            if response is not None:
+                response.close()  # a whole answer, read already
+            if type(command) is EndStream:
+                if command.last:
+                    yield command.last
+                return
+            if type(command) is Break:
+                raise call.annotated(httpx.RemoteProtocolError(command.message))
+            if type(command) is Raise:
+                raise command.error
             raise AssertionError(f"no end for the stream: {command!r}")
 
     def close(self) -> None:
