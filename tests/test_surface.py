@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,18 +109,24 @@ def _unasync() -> Any:
     return module
 
 
-def test_a_stale_generator_rule_fails_by_name() -> None:
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        pytest.param(("import anyio\n", ""), "UNASYNC rule 'import anyio", id="import-gone"),
+        pytest.param(("aiter_bytes", "aiter_raw"), "UNASYNC rule 'aiter_bytes'", id="renamed"),
+    ],
+)
+def test_a_stale_generator_rule_fails_by_name(
+    change: tuple[str, str], rule: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     unasync = _unasync()
-    source = (ROOT / "src" / "mcp_safe_retry" / "shells" / "httpx_async.py").read_text()
-    # One more name imported from typing: the import-block rule no longer matches, and the
-    # sync shell would still import anyio.
-    grown = source.replace("from typing import Any\n", "from typing import Any, cast\n")
-    with pytest.raises(unasync.StaleRule, match=r"UNASYNC rule .*import anyio.* matched nothing"):
-        unasync.substitute(grown, unasync.UNASYNC, "UNASYNC")
-    renamed = source.replace("aiter_bytes", "aiter_raw")
-    with pytest.raises(unasync.StaleRule, match="UNASYNC rule 'aiter_bytes'"):
-        unasync.substitute(renamed, unasync.UNASYNC, "UNASYNC")
-    assert "AsyncIterator" not in unasync.substitute(source, unasync.UNASYNC, "UNASYNC")
+    shells = ROOT / "src" / "mcp_safe_retry" / "shells"
+    for source in unasync.SOURCES:
+        text = (shells / source).read_text()
+        (tmp_path / source).write_text(text.replace(*change))
+    monkeypatch.setattr(unasync, "SHELLS", tmp_path)
+    with pytest.raises(unasync.StaleRule, match=re.escape(rule)):
+        unasync.generated()
 
 
 def test_get_record_of_a_foreign_response() -> None:

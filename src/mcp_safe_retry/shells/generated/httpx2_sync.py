@@ -3,38 +3,26 @@
 The sync httpx2 shell: it sends, sleeps and streams what the call's commands say.
 
 Every decision lives in ``core.call.Call``; this file only carries out the commands it
-returns and feeds it what the network answered. It is the hand-written source of all four
-shells: ``scripts/unasync.py`` generates the sync shell and the two httpx2 shells from it
-(CI checks they are up to date), so the shells never drift apart.
+returns and feeds it what the network answered (the bodies: ``bodies_httpx_async``). It is
+the hand-written source of all four shells: ``scripts/unasync.py`` generates the sync shell
+and the two httpx2 shells from it (CI checks they are up to date), so they never drift apart.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx2 as httpx
 
 from ...core.budget import Budget
 from ...core.call import RECORD_EXTENSION, Call, Head
-from ...core.commands import (
-    Break,
-    Command,
-    Contain,
-    EndStream,
-    HandOn,
-    Raise,
-    Read,
-    Send,
-    Sleep,
-    Stream,
-)
+from ...core.commands import Command, Contain, HandOn, Raise, Read, Send, Sleep, Stream
 from ...core.engine import Engine
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
-from ...core.stream import StreamTracker
 from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
@@ -43,14 +31,10 @@ from ..support import (
     is_jsonrpc_post,
     strip_headers,
 )
-from .errors_httpx2 import MCP_TIMEOUT, BodyTooLarge, describe_error
+from .bodies_httpx2_sync import Ended, answered, read_whole, streaming
+from .errors_httpx2 import MCP_TIMEOUT, describe_error
 
 __all__ = ["RetryTransport", "mcp_client"]
-
-_ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
-# What one exchange ends with: the command, the response it concerns and that response's
-# head, and the body read (None: the response was read in place, or not read).
-_Ended = tuple[Command, httpx.Response | None, Head | None, bytes | None]
 
 
 class RetryTransport(httpx.BaseTransport):
@@ -133,11 +117,11 @@ class RetryTransport(httpx.BaseTransport):
         if type(command) is HandOn:
             assert response is not None
             replacement = command.body
-            return _answered(call, request, response, body if replacement is None else replacement)
+            return answered(call, request, response, body if replacement is None else replacement)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return self._streaming(call, request, response, head, command.tracker)
+            return streaming(call, request, response, head, command.tracker, exchange=self._run)
         if type(command) is Contain:
             return _json_response(request, command.body, call)
         if type(command) is Raise:
@@ -147,7 +131,7 @@ class RetryTransport(httpx.BaseTransport):
     def close(self) -> None:
         self._inner.close()
 
-    def _run(self, call: Call, request: httpx.Request, command: Command) -> _Ended:
+    def _run(self, call: Call, request: httpx.Request, command: Command) -> Ended:
         """Carry out the call's commands until one hands an answer on or ends the call."""
         response = head = body = None
         while True:  # by type, most frequent first: this runs for every call
@@ -166,7 +150,7 @@ class RetryTransport(httpx.BaseTransport):
                 command = call.headed(head)
                 if type(command) is Read:  # the body of this response, read whole
                     try:
-                        read, in_place = _read(response, head, command.limit)
+                        read, in_place = read_whole(response, head, command.limit)
                     except (httpx.TransportError, httpx.DecodingError) as exc:
                         response.close()
                         response = None
@@ -184,135 +168,6 @@ class RetryTransport(httpx.BaseTransport):
             else:
                 return command, response, head, body
 
-    def _streaming(
-        self,
-        call: Call,
-        request: httpx.Request,
-        response: httpx.Response,
-        head: Head,
-        tracker: StreamTracker,
-    ) -> httpx.Response:
-        body = _Body(response, head)
-        stream = _TrackedStream(self, call, request, body, tracker)
-        if not body.raw or "content-length" in response.headers:
-            # Decoded, or of a length the events handed on may not keep (an id restored,
-            # a duplicate dropped): a response of ours, without the length.
-            return _rebuilt(call, request, response, stream=stream)
-        response.stream = stream  # the server's response, handed on with its body tracked
-        response.extensions[RECORD_EXTENSION] = call.ref
-        return response
-
-
-class _Body:
-    """The bytes of one SSE answer as its reader would see them, and their closing.
-
-    Read from the raw stream when nothing needs decoding (the response itself can then be
-    handed on, head and all); else from the response's decoded bytes. Closed once.
-    """
-
-    def __init__(self, response: httpx.Response, head: Head) -> None:
-        self._response = response
-        self._raw = _raw_stream(response, head)
-        self._closed = False
-
-    @property
-    def raw(self) -> bool:
-        return self._raw is not None
-
-    def __iter__(self) -> Iterator[bytes]:
-        if self._raw is not None:
-            return self._raw.__iter__()
-        return self._response.iter_bytes()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self._raw is not None:
-            self._raw.close()  # the connection goes back to the pool
-        else:
-            self._response.close()
-
-
-class _TrackedStream(httpx.SyncByteStream):
-    """An SSE body handed on as its tracker passes it; when it ends, the call says what
-    follows: its end, a contained failure, an error, or a re-issue spliced into it."""
-
-    def __init__(
-        self,
-        transport: RetryTransport,
-        call: Call,
-        request: httpx.Request,
-        body: _Body,
-        tracker: StreamTracker,
-    ) -> None:
-        self._transport = transport
-        self._call = call
-        self._request = request
-        self._body = body
-        self._tracker = tracker
-
-    def __iter__(self) -> Iterator[bytes]:
-        call = self._call
-        while True:
-            error: httpx.TransportError | None = None
-            try:
-                for chunk in self._body:
-                    out = self._tracker.feed(chunk)
-                    if out:
-                        yield out
-                out = self._tracker.finish()
-                if out:
-                    yield out
-            except httpx.TransportError as exc:
-                error = exc
-            self._body.close()
-            if error is None:
-                command = call.stream_ended(self._tracker)
-            else:
-                command = call.stream_ended(self._tracker, error, *describe_error(error))
-            call.publish()
-            response = head = None
-            if isinstance(command, Sleep | Send):  # re-issued: run the exchange again
-                try:
-                    command, response, head, _ = self._transport._run(call, self._request, command)
-                except BaseException as exc:
-                    call.abandoned(exc)
-                    raise
-                finally:
-                    call.publish()
-            if type(command) is Stream:
-                assert response is not None
-                assert head is not None
-                self._body = _Body(response, head)
-                self._tracker = command.tracker
-                continue
-            if response is not None:
-                response.close()  # a whole answer, read already
-            if type(command) is EndStream:
-                if command.last:
-                    yield command.last
-                return
-            if type(command) is Break:
-                raise call.annotated(httpx.RemoteProtocolError(command.message))
-            if type(command) is Raise:
-                raise command.error
-            raise AssertionError(f"no end for the stream: {command!r}")
-
-    def close(self) -> None:
-        self._body.close()
-        self._call.stream_closed(self._tracker)
-        self._call.publish()
-
-
-def _raw_stream(response: httpx.Response, head: Head) -> httpx.SyncByteStream | None:
-    """The response's unread body as sent, when that is how its reader would see it (no
-    Content-Encoding to undo); else None, and the body is read through the response."""
-    stream = response.stream
-    if head.encoded or response.is_stream_consumed or not isinstance(stream, httpx.SyncByteStream):
-        return None
-    return stream
-
 
 def _head(response: httpx.Response) -> Head:
     headers = header_values(response.headers.raw, RESPONSE_HEADERS)
@@ -322,79 +177,6 @@ def _head(response: httpx.Response) -> Head:
         headers.get("retry-after"),
         headers.get("mcp-session-id"),
         "content-encoding" in headers,
-    )
-
-
-def _read(response: httpx.Response, head: Head, limit: int) -> tuple[bytes, bool]:
-    """Read a whole answer, refusing one past ``limit`` bytes.
-
-    Returns:
-        The body, and whether the response itself can be handed on. A plain body is read
-        from the raw stream and put back as a fresh stream, so the caller's client reads
-        (and times: ``response.elapsed``) the response as it would without us. A
-        content-encoded body is read decoded, as the caller would see it, to be handed on
-        in a response of ours.
-    """
-    if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
-        body = response.read()
-        if len(body) > limit:
-            raise BodyTooLarge(f"response body larger than {limit} bytes")
-        return body, True
-    raw = _raw_stream(response, head)
-    chunks = []
-    try:
-        for chunk in _capped(response.iter_bytes() if raw is None else raw, limit):
-            chunks.append(chunk)
-    finally:
-        if raw is not None:
-            raw.close()  # the connection goes back to the pool
-    body = b"".join(chunks)
-    if raw is None:
-        return body, False
-    response.stream = httpx.ByteStream(body)
-    return body, True
-
-
-def _capped(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
-    """Pass chunks on, refusing to go past ``limit`` bytes (a hostile endless body)."""
-    size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge(f"response body larger than {limit} bytes")
-        yield chunk
-
-
-def _answered(
-    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
-) -> httpx.Response:
-    """The server's answer, read whole (and decoded), with the call's record attached.
-
-    ``body`` None: the response had no Content-Encoding and was read in place; it is handed
-    on itself, head and all, as the server sent it.
-    """
-    if body is None:
-        response.extensions[RECORD_EXTENSION] = call.ref
-        return response
-    return _rebuilt(call, request, response, content=body)
-
-
-def _rebuilt(
-    call: Call,
-    request: httpx.Request,
-    response: httpx.Response,
-    *,
-    content: bytes | None = None,
-    stream: httpx.SyncByteStream | None = None,
-) -> httpx.Response:
-    """The server's response with a body of ours (decoded, or tracked) and the record."""
-    return httpx.Response(
-        response.status_code,
-        headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
-        content=content,
-        stream=stream,
-        request=request,
-        extensions={**response.extensions, RECORD_EXTENSION: call.ref},
     )
 
 
