@@ -35,7 +35,6 @@ UNASYNC: Sequence[Rule] = (
     ("AsyncHTTPTransport", "HTTPTransport"),
     ("AsyncByteStream", "SyncByteStream"),
     ("AsyncIterator", "Iterator"),
-    ("AsyncIterable", "Iterable"),
     ("AsyncClient", "Client"),
     ("handle_async_request", "handle_request"),
     ("__aiter__", "__iter__"),

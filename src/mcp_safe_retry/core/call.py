@@ -84,6 +84,7 @@ IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
+_POSTED, _RESUMED = AttemptKind.POST, AttemptKind.RESUME
 
 
 class Head(NamedTuple):
@@ -519,7 +520,7 @@ class Call:
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            AttemptKind.RESUME if resuming else AttemptKind.POST,
+            _RESUMED if resuming else _POSTED,
         )
         self._attempts.append(attempt)
         self._resuming = False
