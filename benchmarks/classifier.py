@@ -41,7 +41,7 @@ def _rate(body: bytes, content_type: str, seconds: float, rounds: int) -> list[f
 
 def run(*, rounds: int, seconds: float) -> list[dict[str, Any]]:
     rows = []
-    parsers = ["orjson", "stdlib"] if _jsonrpc._orjson_loads is not None else ["stdlib"]
+    parsers = ["orjson", "stdlib"] if _jsonrpc.FAST_PARSER_INSTALLED else ["stdlib"]
     for kind, size in CASES:
         body = json_response(size) if kind == "json" else sse_stream(size)
         content_type = "application/json" if kind == "json" else "text/event-stream"

@@ -21,7 +21,7 @@ else:
 
 
 _decode_call: Callable[[bytes], Any] | None
-try:  # optional: reads a tools/call without building its arguments (see _quick_call)
+try:  # optional: reads a tools/call without building its arguments (see quick_call)
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _decode_call = None
@@ -52,6 +52,7 @@ __all__ = [
     "is_exact",
     "loads",
     "parse_request",
+    "quick_call",
     "same_id",
     "use_fast_parser",
     "with_id",
@@ -204,7 +205,7 @@ def parse_request(body: bytes) -> RequestFacts | None:
     Returns None for anything else (batches, responses to server requests, non-JSON), which
     the transport then passes through untouched.
     """
-    quick = _quick_call(body)
+    quick = quick_call(body)
     if quick is not None:
         return quick
     try:
@@ -252,7 +253,7 @@ def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
         return None
 
 
-def _quick_call(body: bytes) -> RequestFacts | None:
+def quick_call(body: bytes) -> RequestFacts | None:
     """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
     None for anything else, which ``parse_request`` then reads whole."""
     call = read_shape(_decode_call, body)
