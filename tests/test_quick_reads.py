@@ -19,7 +19,7 @@ from mcp_safe_retry.core import fast as quick_module
 from mcp_safe_retry.core import jsonrpc as _jsonrpc
 from mcp_safe_retry.core.classify import Outcome, classify_answer, classify_event
 from mcp_safe_retry.core.fast import Quick, quick_read
-from mcp_safe_retry.core.jsonrpc import quick_call, parse_request
+from mcp_safe_retry.core.jsonrpc import parse_request, quick_call
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(
