@@ -173,7 +173,7 @@ class Call:
 
     # -- events in, commands out -----------------------------------------------------------
 
-    def start(self) -> Send:
+    def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
             return _RESUME
