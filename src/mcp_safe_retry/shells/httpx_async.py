@@ -15,9 +15,10 @@ import anyio
 import httpx
 
 from ..core.budget import Budget
-from ..core.call import RECORD_EXTENSION, Call, Head
+from ..core.call import Call, Head
 from ..core.commands import Command, Contain, HandOn, Raise, Read, Send, Sleep, Stream
 from ..core.engine import Engine
+from ..core.ledger import RECORD_EXTENSION
 from ..core.policy import RetryPolicy
 from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES

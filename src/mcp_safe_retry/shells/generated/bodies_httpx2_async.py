@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2 as httpx
 
-from ...core.call import RECORD_EXTENSION, Call, Head
+from ...core.call import Call, Head
 from ...core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ..support import strip_headers
 from .errors_httpx2 import BodyTooLarge, describe_error

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator
 
 import httpx
 
-from ...core.call import RECORD_EXTENSION, Call, Head
+from ...core.call import Call, Head
 from ...core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ..errors_httpx import BodyTooLarge, describe_error
 from ..support import strip_headers
