@@ -4,6 +4,10 @@ A shell feeds ``Call`` events (a response head, a body, a network error, a strea
 gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep`` or
 ``Read``; it ends an exchange with ``HandOn``, ``Stream``, ``Contain`` or ``Raise`` (and,
 inside an SSE answer being handed on, with ``EndStream``, ``Break`` or ``Raise``).
+
+A shell dispatches on the command's type and knows nothing of why it was given: a new
+capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
+each shell learns to carry out once, in ``shells/httpx_async.py``.
 """
 
 from __future__ import annotations
