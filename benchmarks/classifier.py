@@ -41,7 +41,7 @@ def _rate(body: bytes, content_type: str, seconds: float, rounds: int) -> list[f
 
 def run(*, rounds: int, seconds: float) -> list[dict[str, Any]]:
     rows = []
-    parsers = ["orjson", "stdlib"] if _jsonrpc._orjson_loads is not None else ["stdlib"]
+    parsers = ["orjson", "stdlib"] if _jsonrpc.FAST_PARSER_INSTALLED else ["stdlib"]
     for kind, size in CASES:
         body = json_response(size) if kind == "json" else sse_stream(size)
         content_type = "application/json" if kind == "json" else "text/event-stream"
@@ -49,13 +49,11 @@ def run(*, rounds: int, seconds: float) -> list[dict[str, Any]]:
         if expected.outcome != "TOOL_SUCCESS":
             raise RuntimeError(f"classifier benchmark body misclassified: {expected}")
         for parser in parsers:
-            saved = _jsonrpc._fast_loads
-            if parser == "stdlib":
-                _jsonrpc._fast_loads = None
+            saved = _jsonrpc.use_fast_parser(parser != "stdlib" and _jsonrpc.FAST_PARSER_INSTALLED)
             try:
                 rates = _rate(body, content_type, seconds, rounds)
             finally:
-                _jsonrpc._fast_loads = saved
+                _jsonrpc.use_fast_parser(saved)
             rate = median(rates)
             rows.append(
                 {

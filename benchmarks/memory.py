@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 
 import mcp_safe_retry
-from mcp_safe_retry.core.engine import Engine, Head
+from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.engine import Engine
 
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST, SSE_HEADERS, lazy_sse_chunks
@@ -57,17 +58,20 @@ def history_growth(calls: int, checkpoints: int = 4) -> dict[str, Any]:
     for i in range(1, calls + 1):
         call = engine.begin(REQUEST.replace(b'"limit":10', b'"limit":%d' % i), headers, {})
         assert call is not None
+        call.start()
         if i % 10:
-            call.received(ok_head, ok_body)
+            call.headed(ok_head)
+            call.received(ok_body)
         else:
-            call.received(bad_head, b"")
+            call.headed(bad_head)
+            call.received(b"")
         if i % step == 0:
             gc.collect()
             marks.append(
                 {
                     "calls": i,
                     "history_len": len(engine.history),
-                    "resend_entries": len(engine.detector._failed),
+                    "resend_entries": len(engine.detector),
                     "rss_bytes": _rss(),
                 }
             )

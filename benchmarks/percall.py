@@ -53,7 +53,7 @@ def contenders() -> tuple[str, ...]:
     """httpx, mcp-safe-retry, mcp-safe-retry on the stdlib parser (if orjson is in), the
     baseline (if one was loaded), httpx-retries."""
     names = ["httpx", "mcp-safe-retry"]
-    if _jsonrpc._orjson_loads is not None:
+    if _jsonrpc.FAST_PARSER_INSTALLED:
         names.append(STDLIB)
     if BASELINE:
         names.append(BASELINE["label"])
@@ -104,13 +104,11 @@ def _wrap(contender: str, inner: Any, is_async: bool) -> Any:
 @contextlib.contextmanager
 def _json_parser(contender: str) -> Iterator[None]:
     """Run the stdlib-json contender with orjson switched off, the others as installed."""
-    saved = _jsonrpc._fast_loads
-    if contender == STDLIB:
-        _jsonrpc._fast_loads = None
+    saved = _jsonrpc.use_fast_parser(contender != STDLIB and _jsonrpc.FAST_PARSER_INSTALLED)
     try:
         yield
     finally:
-        _jsonrpc._fast_loads = saved
+        _jsonrpc.use_fast_parser(saved)
 
 
 def sync_batches(case: str, url: str | None = None) -> dict[str, Batch]:

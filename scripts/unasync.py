@@ -1,4 +1,9 @@
-"""Generate the sync shell and the httpx2 shells from the hand-written async httpx shell.
+"""Generate the sync and httpx2 twins of the hand-written shells.
+
+Each hand-written module of ``shells/`` listed in ``SOURCES`` is mapped into
+``shells/generated/`` by the rules of its targets. A rule that no longer matches anything
+in its source fails the run (naming the rule): a stale rule would silently generate a wrong
+twin.
 
 python scripts/unasync.py          # write the generated files
 python scripts/unasync.py --check  # exit 1 if any generated file is out of date
@@ -9,31 +14,27 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mcp_safe_retry"
 SHELLS = PACKAGE / "shells"
-SOURCE = SHELLS / "httpx_async.py"
 GENERATED = SHELLS / "generated"
 
-# Whole-word substitutions from async to sync, applied in order.
-UNASYNC = [
-    (
-        '["AsyncRetryTransport", "BodyTooLarge", "mcp_client"]',
-        '["BodyTooLarge", "RetryTransport", "mcp_client"]',
-    ),
-    (
-        "from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Sequence\n"
-        "from typing import Any\n\nimport anyio\n",
-        "import time\nfrom collections.abc import Callable, Iterable, Iterator, Sequence\n"
-        "from typing import Any\n\n",
-    ),
+Rule = tuple[str, str]
+
+# Async to sync: whole words, applied in order.
+UNASYNC: Sequence[Rule] = (
+    ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
+    ("import anyio\n", "import time\n"),  # the import sorter moves it where it belongs
+    ("Awaitable[None]", "None"),
+    ("Awaitable[Ended]", "Ended"),
+    ("Awaitable, ", ""),
     ("AsyncRetryTransport", "RetryTransport"),
     ("AsyncBaseTransport", "BaseTransport"),
     ("AsyncHTTPTransport", "HTTPTransport"),
     ("AsyncByteStream", "SyncByteStream"),
     ("AsyncIterator", "Iterator"),
-    ("AsyncIterable", "Iterable"),
     ("AsyncClient", "Client"),
     ("handle_async_request", "handle_request"),
     ("__aiter__", "__iter__"),
@@ -41,64 +42,114 @@ UNASYNC = [
     ("aclose", "close"),
     ("aread", "read"),
     ("anyio.sleep", "time.sleep"),
-    ("Awaitable[None]", "None"),
     ("awaited with", "called with"),
-]
+    ("The async httpx shell", "The sync httpx shell"),
+    ("The bodies of the async httpx shell", "The bodies of the sync httpx shell"),
+    ("from ..bodies_httpx_async import", "from .bodies_httpx_sync import"),
+    ("await ", ""),
+    ("async def ", "def "),
+    ("async for ", "for "),
+)
+
+# httpx to httpx2: the library, and the generated modules made for it.
+HTTPX2: Sequence[Rule] = (
+    ("import httpx\n", "import httpx2 as httpx\n"),
+    ("httpx shell", "httpx2 shell"),
+    ("from ..errors_httpx import", "from .errors_httpx2 import"),
+    ("from ..bodies_httpx_async import", "from .bodies_httpx2_async import"),
+    ("from .bodies_httpx_sync import", "from .bodies_httpx2_sync import"),
+    ("take from httpx beyond", "take from httpx2 beyond"),
+    ("for an httpx exception", "for an httpx2 exception"),
+)
+
+# Relative imports as seen from ``shells/generated/`` instead of ``shells/``.
+DOWN: Sequence[Rule] = (("from .", "from .."),)
+
+TABLES = {"UNASYNC": UNASYNC, "HTTPX2": HTTPX2, "DOWN": DOWN}
+
+# Each hand-written module of shells/ -> its twins in shells/generated/: the file, what it
+# is, and the tables of rules that make it, in order.
+SYNC, ASYNC2, SYNC2 = ("DOWN", "UNASYNC"), ("DOWN", "HTTPX2"), ("DOWN", "UNASYNC", "HTTPX2")
+SOURCES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
+    "httpx_async.py": [
+        ("httpx_sync.py", "sync, httpx", SYNC),
+        ("httpx2_async.py", "async, httpx2", ASYNC2),
+        ("httpx2_sync.py", "sync, httpx2", SYNC2),
+    ],
+    "bodies_httpx_async.py": [
+        ("bodies_httpx_sync.py", "sync, httpx", SYNC),
+        ("bodies_httpx2_async.py", "async, httpx2", ASYNC2),
+        ("bodies_httpx2_sync.py", "sync, httpx2", SYNC2),
+    ],
+    "errors_httpx.py": [("errors_httpx2.py", "httpx2", ASYNC2)],
+}
 
 
-def unasync(text: str) -> str:
-    for old, new in UNASYNC:
+class StaleRule(Exception):
+    """A substitution rule matched nothing: the generator and its sources disagree."""
+
+
+def substitute(text: str, rules: Sequence[Rule], used: set[Rule] | None = None) -> str:
+    """Apply ``rules`` in order, each bounded by non-word characters where its ends are word
+    characters; add those that matched to ``used``."""
+    for old, new in rules:
+        start = r"(?<!\w)" if old[0].isalnum() or old[0] == "_" else ""
         end = r"\b" if old[-1].isalnum() or old[-1] == "_" else ""
-        text = re.sub(rf"(?<!\w){re.escape(old)}{end}", new, text)
-    text = re.sub(r"\bawait ", "", text)
-    return re.sub(r"\basync (def|for|with) ", r"\1 ", text)
-
-
-def to_httpx2(text: str) -> str:
-    text = text.replace("import httpx\n", "import httpx2 as httpx\n")
-    for mode in ("async", "sync"):
-        text = text.replace(f"The {mode} httpx shell", f"The {mode} httpx2 shell")
+        text, count = re.subn(rf"{start}{re.escape(old)}{end}", new.replace("\\", r"\\"), text)
+        if count and used is not None:
+            used.add((old, new))
     return text
 
 
-def header(text: str, name: str) -> str:
-    note = (
-        f'"""GENERATED by scripts/unasync.py from shells/httpx_async.py: do not edit ({name}).\n\n'
-    )
+def header(text: str, source: str, name: str) -> str:
+    note = f'"""GENERATED by scripts/unasync.py from shells/{source}: do not edit ({name}).\n\n'
     return text.replace('"""', note, 1)
 
 
-def one_level_down(text: str) -> str:
-    """Relative imports as seen from ``shells/generated/`` instead of ``shells/``."""
-    return re.sub(r"^(\s*from )\.", r"\1..", text, flags=re.MULTILINE)
-
-
 def formatted(text: str, path: Path) -> str:
-    """The text as ``ruff format`` leaves it, so generated files pass the format check."""
-    result = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(path), "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=PACKAGE.parent.parent,
-    )
-    return result.stdout
+    """The text with its imports sorted and as ``ruff format`` leaves it, so generated files
+    pass the lint and format checks."""
+    for command in (("check", "--select", "I", "--fix", "--quiet"), ("format",)):
+        text = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, "--stdin-filename", str(path), "-"],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=PACKAGE.parent.parent,
+        ).stdout
+    return text
 
 
 def generated() -> dict[Path, str]:
-    source = one_level_down(SOURCE.read_text())
-    sync = unasync(source).replace("The async httpx shell", "The sync httpx shell")
-    texts = {
-        GENERATED / "httpx_sync.py": header(sync, "sync, httpx"),
-        GENERATED / "httpx2_async.py": header(to_httpx2(source), "async, httpx2"),
-        GENERATED / "httpx2_sync.py": header(to_httpx2(sync), "sync, httpx2"),
-    }
-    return {path: formatted(text, path) for path, text in texts.items()}
+    """Every generated file's text.
+
+    Raises:
+        StaleRule: a rule matched in none of the sources it was applied to.
+    """
+    used: set[Rule] = set()
+    texts = {}
+    for source, targets in SOURCES.items():
+        text = (SHELLS / source).read_text()
+        for name, what, tables in targets:
+            out = text
+            for table in tables:
+                out = substitute(out, TABLES[table], used)
+            path = GENERATED / name
+            texts[path] = formatted(header(out, source, what), path)
+    for table, rules in TABLES.items():
+        for rule in rules:
+            if rule not in used:
+                raise StaleRule(f"{table} rule {rule[0]!r} -> {rule[1]!r} matched nothing")
+    return texts
 
 
 def main(argv: list[str]) -> int:
-    files = generated()
+    try:
+        files = generated()
+    except StaleRule as exc:
+        print(f"unasync: {exc}", file=sys.stderr)
+        return 2
     stale = [path for path, text in files.items() if not path.exists() or path.read_text() != text]
     if "--check" in argv:
         for path in stale:

@@ -27,15 +27,17 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(params=["orjson", "stdlib"])
-def json_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def json_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run a test with orjson (when installed) and with the standard library's parser."""
-    from mcp_safe_retry.core import jsonrpc as _jsonrpc
+    from mcp_safe_retry.core import jsonrpc
 
-    if request.param == "stdlib":
-        monkeypatch.setattr(_jsonrpc, "_fast_loads", None)
-    elif _jsonrpc._orjson_loads is None:
+    if request.param == "orjson" and not jsonrpc.FAST_PARSER_INSTALLED:
         pytest.skip("orjson is not installed (the [fast] extra); the stdlib run covers this")
-    return str(request.param)
+    before = jsonrpc.use_fast_parser(request.param == "orjson")
+    try:
+        yield str(request.param)
+    finally:
+        jsonrpc.use_fast_parser(before)
 
 
 @pytest.fixture

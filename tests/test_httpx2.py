@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from mcp_safe_retry import Idempotency, Outcome, RetryOrigin, RetryPolicy, get_record
-from mcp_safe_retry.httpx2 import AsyncRetryTransport, RetryTransport
+from mcp_safe_retry.httpx2 import AsyncRetryTransport, BodyTooLarge, RetryTransport
 
 URL = "http://mcp.test/mcp"
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})
@@ -82,3 +82,15 @@ def test_sse_pass_through() -> None:
     record = get_record(response)
     assert record is not None and record.classification is not None
     assert record.classification.outcome is Outcome.TOOL_ERROR
+
+
+def test_oversized_body_raises_the_httpx2_exception() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={"jsonrpc": "2.0", "id": 5, "result": {"x": "y" * 500}})
+
+    transport = RetryTransport(httpx2.MockTransport(handler), max_event_bytes=100)
+    with httpx2.Client(transport=transport) as client, pytest.raises(BodyTooLarge) as caught:
+        client.post(URL, json=CALL)
+    assert isinstance(caught.value, httpx2.ReadError)
+    record = get_record(caught.value)
+    assert record is not None and record.attempts[-1].error_kind == "oversized"

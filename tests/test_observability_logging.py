@@ -162,7 +162,7 @@ def test_logging_hook_is_built_in_and_first() -> None:
     t = mcp_safe_retry.RetryTransport(
         httpx.MockTransport(lambda r: httpx.Response(200)), hooks=[user_hook]
     )
-    hooks = t._engine.hooks
+    hooks = t.engine.hooks
     assert isinstance(hooks[0], LoggingHook)
     assert hooks[1:] == (user_hook,)
     assert isinstance(hooks[0], mcp_safe_retry.Hook)

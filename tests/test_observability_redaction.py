@@ -145,7 +145,9 @@ def test_records_hold_no_secret_in_any_field() -> None:
 def test_logs_and_json_lines_hold_no_secret(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     buffer = io.StringIO()
-    run_calls([mcp_safe_retry.JsonLinesSink(buffer)])
+    sink = mcp_safe_retry.JsonLinesSink(buffer)
+    run_calls([sink])
+    sink.flush()
     assert len(buffer.getvalue().splitlines()) == 4
     assert_clean({"logs": log_text(caplog), "json lines": buffer.getvalue()})
     # the scrubber, not luck: the echoed and network secrets were in the server's text
@@ -172,11 +174,10 @@ def test_spans_metrics_logs_and_json_lines_hold_no_secret(
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
     buffer = io.StringIO()
-    hooks: list[mcp_safe_retry.Hook] = [
-        mcp_safe_retry.JsonLinesSink(buffer),
-        OpenTelemetryHook(tracer_provider, meter_provider),
-    ]
+    sink = mcp_safe_retry.JsonLinesSink(buffer)
+    hooks: list[mcp_safe_retry.Hook] = [sink, OpenTelemetryHook(tracer_provider, meter_provider)]
     run_calls(hooks)
+    sink.flush()
 
     spans = exporter.get_finished_spans()
     assert len(spans) == 4 + 6  # a span per call and per attempt

@@ -27,7 +27,7 @@ def test_one_line_per_call_in_to_dict_shape(tmp_path: Path) -> None:
     retry_transport = transport(server, [sink := JsonLinesSink(path)])
     with sink, httpx.Client(transport=retry_transport) as client:
         call(client, "tools/list", 1)
-        # flushed at once: readable while the sink is still open
+        sink.flush()  # waits for the writer thread: readable while the sink is still open
         assert len(lines(path.read_text())) == 1
         call(client, "ping", 2)
     written = lines(path.read_text(encoding="utf-8"))
@@ -78,7 +78,7 @@ def test_records_after_close_are_dropped(caplog: pytest.LogCaptureFixture) -> No
 
 def test_owned_file_is_closed(tmp_path: Path) -> None:
     sink = JsonLinesSink(tmp_path / "x.jsonl")
-    handle = sink._file
+    handle = sink.file
     sink.close()
     assert handle.closed
 
@@ -86,8 +86,10 @@ def test_owned_file_is_closed(tmp_path: Path) -> None:
 def test_non_ascii_and_odd_ids_stay_valid_json() -> None:
     buffer = io.StringIO()
     server = Server(FakeClock(), [result({"content": [], "isError": False})])
-    with httpx.Client(transport=transport(server, [JsonLinesSink(buffer)])) as client:
+    sink = JsonLinesSink(buffer)
+    with httpx.Client(transport=transport(server, [sink])) as client:
         call(client, "tools/call", "id-☃-\n", name="météo", arguments={"q": "☃"})
+    sink.flush()
     (line,) = lines(buffer.getvalue())
     assert line["tool"] == "météo"
     assert line["jsonrpc"]["id"] == "id-☃-\n"
@@ -118,6 +120,7 @@ def test_thread_safe_under_concurrent_calls() -> None:
         t.start()
     for t in pool:
         t.join()
+    sink.flush()
     written = lines(buffer.getvalue())
     assert len(written) == threads * per_thread
     ids = sorted(d["jsonrpc"]["id"] for d in written)
@@ -147,6 +150,7 @@ def test_redact_hides_more_and_opts_in_to_more() -> None:
     with httpx.Client(transport=transport(server, [sink])) as client:
         call(client, "ping", 1)
         call(client, "tools/list", 2)
+    sink.flush()
     (line,) = lines(buffer.getvalue())
     assert line["method"] == "tools/list"
     assert "client" not in line
@@ -161,8 +165,10 @@ def test_a_failing_redactor_writes_nothing(caplog: pytest.LogCaptureFixture) -> 
         raise ValueError("oops")
 
     server = Server(FakeClock(), [result({})])
-    with httpx.Client(transport=transport(server, [JsonLinesSink(buffer, redact=redact)])) as c:
+    sink = JsonLinesSink(buffer, redact=redact)
+    with httpx.Client(transport=transport(server, [sink])) as c:
         assert call(c, "ping").status_code == 200
+    sink.flush()
     assert buffer.getvalue() == ""
     assert any("failed in on_call" in r.getMessage() for r in caplog.records)
 
@@ -171,8 +177,10 @@ def test_network_error_details_are_scrubbed() -> None:
     buffer = io.StringIO()
     error = httpx.ConnectError("proxy https://bob:hunter2@proxy.test/?token=abc123 refused")
     server = Server(FakeClock(), [raise_error(error), result({})])
-    with httpx.Client(transport=transport(server, [JsonLinesSink(buffer)])) as client:
+    sink = JsonLinesSink(buffer)
+    with httpx.Client(transport=transport(server, [sink])) as client:
         call(client, "ping")
+    sink.flush()
     text = buffer.getvalue()
     assert "hunter2" not in text
     assert "abc123" not in text
@@ -186,3 +194,65 @@ def test_sink_repr_names_its_file(tmp_path: Path) -> None:
     with JsonLinesSink(tmp_path / "a.jsonl") as sink:
         assert "a.jsonl" in repr(sink)
     assert repr(JsonLinesSink(io.StringIO())) == "JsonLinesSink()"
+
+
+class _SlowFile(io.StringIO):
+    """A file whose writes wait until they are let through, noting the thread they ran on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.threads: set[int] = set()
+
+    def write(self, text: str) -> int:
+        self.threads.add(threading.get_ident())
+        self.gate.wait(timeout=10)
+        return super().write(text)
+
+
+def test_lines_are_written_off_the_callers_thread() -> None:
+    slow = _SlowFile()
+    sink = JsonLinesSink(slow)
+    server = Server(FakeClock(), [result({})])
+    with httpx.Client(transport=transport(server, [sink])) as client:
+        assert call(client, "ping").status_code == 200  # returns while the write waits
+    assert slow.getvalue() == ""
+    slow.gate.set()
+    sink.close()
+    assert lines(slow.getvalue())[0]["method"] == "ping"
+    assert threading.get_ident() not in slow.threads
+
+
+def test_a_full_queue_drops_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="mcp_safe_retry")
+    slow = _SlowFile()
+    sink = JsonLinesSink(slow, max_queued=2)
+    record = CallRecord(
+        method="ping", tool=None, request_id=1, idempotency=mcp_safe_retry.Idempotency.READ
+    )
+    for n in range(10):
+        sink.on_call(record.__class__(**{**_fields(record), "request_id": n}))
+    # one line held by the blocked writer, two queued: the rest dropped
+    assert 7 <= sink.dropped <= 8
+    assert any("dropped" in r.getMessage() for r in caplog.records)
+    slow.gate.set()
+    sink.close()
+    assert len(lines(slow.getvalue())) == 10 - sink.dropped
+
+
+def test_close_writes_what_is_queued(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    sink = JsonLinesSink(path)
+    record = CallRecord(
+        method="ping", tool=None, request_id=1, idempotency=mcp_safe_retry.Idempotency.READ
+    )
+    for n in range(500):
+        sink.on_call(record.__class__(**{**_fields(record), "request_id": n}))
+    sink.close()
+    assert [d["jsonrpc"]["id"] for d in lines(path.read_text())] == list(range(500))
+    assert sink.dropped == 0
+
+
+def test_max_queued_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_queued"):
+        JsonLinesSink(io.StringIO(), max_queued=0)

@@ -349,7 +349,7 @@ def test_a_broken_tracer_never_breaks_a_call(otel: Otel, monkeypatch: pytest.Mon
     def boom(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("exporter exploded")
 
-    monkeypatch.setattr(hook._tracer, "start_span", boom)
+    monkeypatch.setattr(hook.tracer, "start_span", boom)
     server = Server(FakeClock(), [result({})])
     with httpx.Client(transport=transport(server, [hook])) as client:
         assert call(client, "ping").status_code == 200

@@ -1,7 +1,7 @@
 """The quick readers (msgspec, extra ``fast``) never change a verdict or a request's facts.
 
 ``quick_read`` may only say "surely a plain success" or "surely a request or notification";
-``_quick_call`` may only read a plain ``tools/call``. Each is compared here with the full
+``quick_call`` may only read a plain ``tools/call``. Each is compared here with the full
 reader on the same bytes: well-formed answers, near misses, hostile bytes, and mutations of
 real answers, as JSON bodies and as SSE events.
 """
@@ -19,11 +19,11 @@ from mcp_safe_retry.core import fast as quick_module
 from mcp_safe_retry.core import jsonrpc as _jsonrpc
 from mcp_safe_retry.core.classify import Outcome, classify_answer, classify_event
 from mcp_safe_retry.core.fast import Quick, quick_read
-from mcp_safe_retry.core.jsonrpc import _quick_call, parse_request
+from mcp_safe_retry.core.jsonrpc import parse_request, quick_call
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(
-    _jsonrpc._orjson_loads is None, reason="the quick readers run beside orjson only"
+    not _jsonrpc.FAST_PARSER_INSTALLED, reason="the quick readers run beside orjson only"
 )
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
@@ -207,7 +207,7 @@ def test_quick_call_reads_what_the_full_parser_reads(
     body = json.dumps(call).encode()
     if damage:
         body = body[:cut] + b"\xff" + body[cut:]
-    quick = _quick_call(body)
+    quick = quick_call(body)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_jsonrpc, "_decode_call", None)
         full = parse_request(body)
@@ -223,9 +223,9 @@ def test_quick_call_digest_ignores_meta_and_id_but_not_arguments() -> None:
         body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
         return json.dumps(body).encode()
 
-    first = _quick_call(call(1, {"q": "a"}, "p-1"))
-    again = _quick_call(call(2, {"q": "a"}, "p-2"))
-    other = _quick_call(call(3, {"q": "b"}, "p-3"))
+    first = quick_call(call(1, {"q": "a"}, "p-1"))
+    again = quick_call(call(2, {"q": "a"}, "p-2"))
+    other = quick_call(call(3, {"q": "b"}, "p-3"))
     assert first is not None and again is not None and other is not None
     assert first.digest == again.digest != other.digest
     assert len(first.digest) == 24

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -98,6 +101,34 @@ def test_generated_shells_are_current() -> None:
         text=True,
     )
     assert result.returncode == 0, result.stdout
+
+
+def _unasync() -> Any:
+    spec = importlib.util.spec_from_file_location("unasync", ROOT / "scripts" / "unasync.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        pytest.param(("import anyio\n", ""), "UNASYNC rule 'import anyio", id="import-gone"),
+        pytest.param(("aiter_bytes", "aiter_raw"), "UNASYNC rule 'aiter_bytes'", id="renamed"),
+    ],
+)
+def test_a_stale_generator_rule_fails_by_name(
+    change: tuple[str, str], rule: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unasync = _unasync()
+    shells = ROOT / "src" / "mcp_safe_retry" / "shells"
+    for source in unasync.SOURCES:
+        text = (shells / source).read_text()
+        (tmp_path / source).write_text(text.replace(*change))
+    monkeypatch.setattr(unasync, "SHELLS", tmp_path)
+    with pytest.raises(unasync.StaleRule, match=re.escape(rule)):
+        unasync.generated()
 
 
 def test_get_record_of_a_foreign_response() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+import mcp_safe_retry
 from mcp_safe_retry import (
     AsyncRetryTransport,
     CallRecord,
@@ -293,7 +294,7 @@ async def test_deadline_stops_retries(mode: str) -> None:
             self(seconds)
 
     sleeper = AdvancingSleeps()
-    d.transport._sleep = sleeper if mode == "sync" else sleeper.asleep  # type: ignore[union-attr]
+    d.transport.sleep = sleeper if mode == "sync" else sleeper.asleep  # type: ignore[union-attr]
     response = await d.post(rpc("ping", id=1))
     assert response.status_code == 503
     assert original == [0.4]  # 0.4 + 0.8 would pass the 1 s deadline
@@ -612,9 +613,12 @@ async def test_oversized_json_body_is_refused_not_retried(mode: str) -> None:
         )
     )
     d = Driver(mode, script, policy=READ_TOOLS, max_event_bytes=1000)
-    with pytest.raises(httpx.ReadError, match="larger than"):
+    with pytest.raises(mcp_safe_retry.BodyTooLarge, match="larger than") as caught:
         await d.post(tool_call("lookup"))
+    assert isinstance(caught.value, httpx.ReadError)
     assert len(script.requests) == 1
+    record = get_record(caught.value)
+    assert record is not None and record.attempts[-1].error_kind == "oversized"
 
 
 async def test_close_reaches_the_inner_transport(mode: str) -> None:

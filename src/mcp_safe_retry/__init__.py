@@ -9,14 +9,15 @@ are safe to repeat are retried, and every attempt is recorded. For httpx2 (``mcp
 from .core.access import get_record
 from .core.breaker import Breaker, CircuitBreaker
 from .core.budget import Budget, GrpcBudget, RetryBudget
+from .core.call import IDEMPOTENCY_EXTENSION
 from .core.classify import Classification, Layer, Outcome, classify
 from .core.contain import CONTAINED_ERROR_CODE
-from .core.engine import IDEMPOTENCY_EXTENSION
 from .core.origin import ORIGIN_EXTENSION, retry_origin
 from .core.policy import Action, Decision, Idempotency, Jitter, Reason, RetryPolicy
 from .core.records import Attempt, CallRecord, History, RetryOrigin
 from .instrumentation.hooks import Hook
 from .instrumentation.jsonlines import JsonLinesSink
+from .shells.errors_httpx import BodyTooLarge
 from .shells.generated.httpx_sync import RetryTransport
 from .shells.httpx_async import AsyncRetryTransport, mcp_client
 
@@ -29,6 +30,7 @@ __all__ = [
     "Action",
     "AsyncRetryTransport",
     "Attempt",
+    "BodyTooLarge",
     "Breaker",
     "Budget",
     "CallRecord",

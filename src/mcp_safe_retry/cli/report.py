@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..core.records import CallRecord
+from ..core.records import CallRecord, target
 
 __all__ = ["format_table", "record_row"]
 
@@ -13,13 +13,12 @@ HEADERS = ("method / tool", "idempotency", "POSTs", "HTTP", "outcome", "origins"
 
 def record_row(record: CallRecord) -> tuple[str, ...]:
     """One row: what was called, how safe it was, what went over the wire, how it ended."""
-    target = f"{record.method} {record.tool}" if record.tool else record.method
     final = record.attempts[-1].decision if record.attempts else None
     outcome = record.outcome or "(open)"
     if record.classification is not None and record.classification.code is not None:
         outcome += f" {record.classification.code}"
     return (
-        target,
+        target(record),
         str(record.idempotency),
         str(record.post_count),
         ",".join(str(a.status) if a.status else "-" for a in record.attempts) or "-",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .engine import RECORD_ATTRIBUTE, RECORD_EXTENSION, RecordRef
+from .ledger import RECORD_ATTRIBUTE, RECORD_EXTENSION, RecordRef
 from .records import CallRecord
 
 __all__ = ["get_record"]

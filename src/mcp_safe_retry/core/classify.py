@@ -26,6 +26,7 @@ __all__ = [
     "classify_http_error",
     "classify_json",
     "classify_message",
+    "is_utf8",
     "media_type",
     "session_lost",
 ]
@@ -129,6 +130,15 @@ def verdict(outcome: Outcome, **fields: Any) -> Classification:
     return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
 
 
+UTF8_CHARSETS = (None, "utf-8", "utf8")
+"""Charsets (None: none named) whose bytes are read as sent: JSON's own encoding."""
+
+
+def is_utf8(content_type: str | None) -> bool:
+    """Whether a body of this Content-Type is UTF-8, as JSON is unless told otherwise."""
+    return media_type(content_type)[1] in UTF8_CHARSETS
+
+
 @functools.lru_cache(maxsize=64)
 def media_type(content_type: str | None) -> tuple[str, str | None]:
     """``("application/json", "utf-8")`` from ``"Application/JSON; charset=UTF-8"``."""
@@ -204,7 +214,7 @@ def classify_answer(
     if kind == "application/json":
         if (
             not want_message
-            and charset in (None, "utf-8", "utf8")
+            and charset in UTF8_CHARSETS
             and quick_read(body, expected_id, method) is Quick.SUCCESS
         ):
             return _success(method), None
@@ -242,7 +252,7 @@ def classify_json(
     """
     try:
         text: bytes | str = body
-        if charset not in (None, "utf-8", "utf8"):
+        if charset not in UTF8_CHARSETS:
             text = body.decode(charset or "utf-8")
         message = loads(text, exact=exact)
         if not exact and _loose_id_or_code(message) and not is_exact(text):

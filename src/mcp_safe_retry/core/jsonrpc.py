@@ -21,7 +21,7 @@ else:
 
 
 _decode_call: Callable[[bytes], Any] | None
-try:  # optional: reads a tools/call without building its arguments (see _quick_call)
+try:  # optional: reads a tools/call without building its arguments (see quick_call)
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
     _decode_call = None
@@ -44,13 +44,17 @@ else:
     _decode_call = msgspec.json.Decoder(_Call).decode
 
 __all__ = [
+    "FAST_PARSER_INSTALLED",
     "RequestFacts",
     "RequestId",
+    "answers_under",
     "dumps",
     "is_exact",
     "loads",
     "parse_request",
+    "quick_call",
     "same_id",
+    "use_fast_parser",
     "with_id",
 ]
 
@@ -59,7 +63,24 @@ JSON: TypeAlias = Any
 
 _MAX_DEPTH_ERRORS = (ValueError, RecursionError, TypeError)
 
-_fast_loads = _orjson_loads
+_fast_loads: Callable[[bytes], Any] | None = _orjson_loads
+FAST_PARSER_INSTALLED = _orjson_loads is not None
+"""Whether orjson (the [fast] extra) is installed."""
+
+
+def use_fast_parser(enabled: bool) -> bool:
+    """Read JSON with orjson and the msgspec quick readers (True, the default when they are
+    installed) or with the standard library alone (False); tests and benchmarks run both.
+
+    Returns:
+        Whether the fast readers were in use before.
+    """
+    global _fast_loads  # noqa: PLW0603 - one switch read on every parse
+    before = _fast_loads is not None
+    _fast_loads = _orjson_loads if enabled else None
+    return before
+
+
 # orjson reads an integer literal past 64 bits as a float where json keeps it exact; such a
 # literal has at least 19 digits in a row, so bytes with such a run go to json.
 _DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
@@ -140,6 +161,14 @@ def same_id(a: object, b: object) -> bool:
     return is_request_id(a) and type(a) is type(b) and a == b
 
 
+def answers_under(
+    message: dict[str, JSON], wire_id: RequestId | None, caller_id: RequestId
+) -> bool:
+    """Whether ``message`` answers a request that went out under ``wire_id`` instead of the
+    caller's ``caller_id``, so the caller must be handed it with its own id back."""
+    return not same_id(wire_id, caller_id) and same_id(message.get("id"), wire_id)
+
+
 class RequestFacts(NamedTuple):
     """What the transport needs to know about one JSON-RPC message sent by the client (a
     tuple: one is made per request)."""
@@ -176,7 +205,7 @@ def parse_request(body: bytes) -> RequestFacts | None:
     Returns None for anything else (batches, responses to server requests, non-JSON), which
     the transport then passes through untouched.
     """
-    quick = _quick_call(body)
+    quick = quick_call(body)
     if quick is not None:
         return quick
     try:
@@ -224,7 +253,7 @@ def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
         return None
 
 
-def _quick_call(body: bytes) -> RequestFacts | None:
+def quick_call(body: bytes) -> RequestFacts | None:
     """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
     None for anything else, which ``parse_request`` then reads whole."""
     call = read_shape(_decode_call, body)

@@ -65,6 +65,10 @@ class ResendDetector:
         self._failed: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        """How many failed calls are remembered now."""
+        return len(self._failed)
+
     def is_resend(self, digest: str, now: float) -> bool:
         if not self._failed:  # the common case, read without the lock
             return False

@@ -1,7 +1,8 @@
 """The retry policy (a frozen value) and the pure decision taken after each attempt.
 
-Backoff and the deadline are tenacity strategies evaluated over a RetryCallState that this
-module fills in from the clock it is handed, so nothing here sleeps or reads the time.
+Backoff and the deadline are plain arithmetic over the attempt number and the elapsed time
+the caller hands in (tenacity's ``wait_exponential`` and ``stop_before_delay`` rules, written
+out), so nothing here sleeps or reads the time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tenacity
 from attrs import validators as v
 
 from .classify import SUCCESSES, Classification, Outcome
+from .kinds import HEALABLE_NEVER, UNSENT
 
 __all__ = [
     "MAX_HEDGES",
@@ -55,8 +57,12 @@ MAX_HEDGES = 3
 """The most hedges one call may send: each one is a whole extra request to the server."""
 
 RETRY_AFTER_STATUSES = frozenset({429, 503})
-UNSENT_KINDS = frozenset({"connect", "pool"})
-"""Network error kinds raised before a single byte of the request was written."""
+"""The statuses whose Retry-After header is honoured (RFC 9110: 503; RFC 6585: 429)."""
+
+
+def retries_after(status: int | None) -> bool:
+    """Whether a response with this status carries a Retry-After worth reading."""
+    return status in RETRY_AFTER_STATUSES
 
 
 class Idempotency(StrEnum):
@@ -261,25 +267,44 @@ class RetryPolicy:
             return Idempotency.READ
         return Idempotency.UNSAFE
 
+    def backoff(self, attempt: int, rand: Callable[[], float] = random.random) -> float:
+        """Seconds to wait after attempt number ``attempt`` (1-based), jitter included.
+
+        The exponential rule of tenacity's ``wait_exponential`` (``initial_backoff *
+        backoff_multiplier ** (attempt - 1)``, capped at ``max_backoff``), then jitter.
+        """
+        exponent = attempt - 1
+        start, base, cap = self.initial_backoff, self.backoff_multiplier, self.max_backoff
+        if (
+            start > 0
+            and cap > 0
+            and base > 1
+            and exponent > math.log(cap, base) - math.log(start, base)
+        ):
+            delay = max(0, cap)  # past the cap: no power that could overflow
+        else:
+            try:
+                delay = max(0, min(start * base**exponent, cap))
+            except OverflowError:
+                delay = cap
+        if self.jitter is Jitter.NONE:
+            return delay
+        low = 0.5 if self.jitter is Jitter.EQUAL else 0.0
+        return delay * (low + (1.0 - low) * rand())
+
     def wait_strategy(self, rand: Callable[[], float] = random.random) -> tenacity.wait.wait_base:
         """The backoff as a tenacity wait strategy (attempt n waits before retry n)."""
-        base = tenacity.wait_exponential(
-            multiplier=self.initial_backoff, exp_base=self.backoff_multiplier, max=self.max_backoff
-        )
-        if self.jitter is Jitter.NONE:
-            return base
-        return _Jittered(base, rand, low=0.5 if self.jitter is Jitter.EQUAL else 0.0)
+        return _Backoff(self, rand)
 
 
-class _Jittered(tenacity.wait.wait_base):
-    """Draw uniformly from ``[low * b, b]`` where ``b`` is the wrapped strategy's wait."""
+class _Backoff(tenacity.wait.wait_base):
+    """``RetryPolicy.backoff`` for tenacity's ``wait=``, read from its public retry state."""
 
-    def __init__(self, inner: tenacity.wait.wait_base, rand: Callable[[], float], low: float):
-        self._inner, self._rand, self._low = inner, rand, low
+    def __init__(self, policy: RetryPolicy, rand: Callable[[], float]) -> None:
+        self._policy, self._rand = policy, rand
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
-        b = self._inner(retry_state)
-        return b * (self._low + (1.0 - self._low) * self._rand())
+        return self._policy.backoff(retry_state.attempt_number, self._rand)
 
 
 def decide(
@@ -310,21 +335,17 @@ def decide(
     if reason is None:
         return _STOP_NOT_RETRYABLE
     if idempotency is not Idempotency.READ:
-        if not (policy.retry_unsent and classification.error_kind in UNSENT_KINDS):
+        if not (policy.retry_unsent and classification.error_kind in UNSENT):
             return _STOP_NOT_IDEMPOTENT
         reason = Reason.UNSENT
-    state = tenacity.RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
-    state.attempt_number = attempt
-    state.start_time, state.outcome_timestamp = 0.0, elapsed
-    if tenacity.stop_after_attempt(policy.max_retries + 1)(state):
+    if attempt >= policy.max_retries + 1:
         return Decision(Action.STOP, Reason.MAX_RETRIES)
-    delay = policy.wait_strategy(rand)(state)
-    if retry_after is not None and classification.status in RETRY_AFTER_STATUSES:
+    delay = policy.backoff(attempt, rand)
+    if retry_after is not None and retries_after(classification.status):
         if retry_after > policy.max_retry_after:
             return Decision(Action.STOP, Reason.RETRY_AFTER_OVER_CAP)
         delay = max(delay, retry_after)
-    state.upcoming_sleep = delay
-    if policy.deadline is not None and tenacity.stop_before_delay(policy.deadline)(state):
+    if policy.deadline is not None and elapsed + delay >= policy.deadline:
         return Decision(Action.STOP, Reason.DEADLINE)
     return Decision(Action.RETRY, reason, delay)
 
@@ -344,7 +365,7 @@ def _transient_reason(policy: RetryPolicy, classification: Classification) -> Re
     outcome = classification.outcome
     if outcome is Outcome.NETWORK_ERROR:
         # A bad URL, a proxy refusal, our own protocol error or a huge body will not heal.
-        healable = classification.error_kind not in ("local", "oversized", "decoding")
+        healable = classification.error_kind not in HEALABLE_NEVER
         return Reason.NETWORK_ERROR if healable else None
     if outcome is Outcome.STREAM_INCOMPLETE:
         return Reason.STREAM_INCOMPLETE

@@ -12,9 +12,18 @@ import attrs
 
 from .classify import Classification
 from .jsonrpc import RequestId
+from .kinds import AttemptKind
 from .policy import Decision, Idempotency
 
-__all__ = ["Attempt", "AttemptValues", "CallRecord", "History", "LazyRecord", "RetryOrigin"]
+__all__ = [
+    "Attempt",
+    "AttemptValues",
+    "CallRecord",
+    "History",
+    "LazyRecord",
+    "RetryOrigin",
+    "target",
+]
 
 
 class RetryOrigin(StrEnum):
@@ -40,13 +49,13 @@ class Attempt:
     classification: Classification
     status: int | None = None
     content_type: str | None = None
-    error_kind: str | None = None
+    error_kind: str | None = None  # an ErrorKind
     delay: float = 0.0
     retry_after: float | None = None
     decision: Decision | None = None
     elapsed: float = 0.0
     duration: float = 0.0
-    kind: str = "post"  # "resume": the client's GET with Last-Event-ID, not a new POST
+    kind: str = AttemptKind.POST  # RESUME: the client's GET with Last-Event-ID, not a POST
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -98,7 +107,7 @@ class CallRecord:
     @property
     def post_count(self) -> int:
         """POSTs sent (a resumption GET is an attempt, not a POST)."""
-        return sum(1 for a in self.attempts if a.kind == "post")
+        return sum(1 for a in self.attempts if a.kind == AttemptKind.POST)
 
     @property
     def http_statuses(self) -> tuple[int, ...]:
@@ -232,3 +241,9 @@ class History:
     @property
     def maxlen(self) -> int:
         return self._records.maxlen or 0
+
+
+def target(record: CallRecord) -> str:
+    """What a call was for, as logs, spans and reports name it: ``"tools/call search"``, or
+    the method alone (also for a tool named by an empty string)."""
+    return f"{record.method} {record.tool}" if record.tool else record.method

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .classify import OVERSIZED, Classification, Outcome, classify_event, verdict
-from .jsonrpc import JSON, RequestId, same_id, with_id
+from .jsonrpc import JSON, RequestId, answers_under, with_id
 from .sse import Event, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
@@ -87,10 +87,8 @@ class StreamTracker:
 
     def _restore_id(self, raw: bytes, event: str, event_id: str | None) -> bytes:
         message = self.message
-        if (
-            same_id(self._wire_id, self._caller_id)
-            or not isinstance(message, dict)
-            or not same_id(message.get("id"), self._wire_id)
+        if not isinstance(message, dict) or not answers_under(
+            message, self._wire_id, self._caller_id
         ):
             return raw
         return encode_event(with_id(message, self._caller_id), event=event, event_id=event_id)

@@ -8,9 +8,12 @@ from typing import Protocol, runtime_checkable
 
 from ..core.records import Attempt, CallRecord
 
-__all__ = ["Hook", "notify_attempt", "notify_call"]
+__all__ = ["NAME", "Hook", "logger", "notify_attempt", "notify_call"]
 
-logger = logging.getLogger("mcp_safe_retry")
+NAME = "mcp_safe_retry"
+"""The name the package's logger, tracer and meter go by."""
+
+logger = logging.getLogger(NAME)
 logger.addHandler(logging.NullHandler())
 
 
@@ -18,7 +21,10 @@ logger.addHandler(logging.NullHandler())
 class Hook(Protocol):
     """Told about every attempt as it ends and every call as it completes.
 
-    Both methods are called on the thread or task that drives the call and must not block.
+    Both are called by the transport on the thread or task that drives the call, once the
+    call's events are handled (before a backoff, and when the answer is handed on or the
+    call ends), never while the call decides. They must not block: a hook with slow work (a
+    file, an exporter) hands it to a thread of its own, as ``JsonLinesSink`` does.
     Exceptions they raise are logged and swallowed: a hook never breaks a call.
     """
 

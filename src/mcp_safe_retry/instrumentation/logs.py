@@ -20,12 +20,11 @@ from typing import Any
 
 from ..core.classify import NOT_FAILURES, Classification, Outcome
 from ..core.policy import Decision
-from ..core.records import Attempt, CallRecord
+from ..core.records import Attempt, CallRecord, target
+from .hooks import logger
 from .redact import MESSAGE_CHARS, short_text
 
 __all__ = ["FIELDS", "LoggingHook", "error_type"]
-
-logger = logging.getLogger("mcp_safe_retry")
 
 FIELDS = (
     "mcp_method",
@@ -171,5 +170,5 @@ def _retries(decision: Decision | None) -> bool:
 
 
 def _target(record: CallRecord) -> str:
-    name = record.method if record.tool is None else f"{record.method} {record.tool}"
+    name = target(record)
     return name if record.request_id is None else f"{name} id={record.request_id}"

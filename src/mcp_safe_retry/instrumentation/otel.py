@@ -26,7 +26,8 @@ from opentelemetry.util.types import AttributeValue
 
 from .. import __version__
 from ..core.classify import Classification
-from ..core.records import Attempt, CallRecord
+from ..core.records import Attempt, CallRecord, target
+from .hooks import NAME
 from .logs import error_type
 from .redact import MESSAGE_CHARS, Redactor, short_text
 
@@ -72,6 +73,9 @@ class OpenTelemetryHook:
 
     Failed calls and attempts get status ERROR. No span holds a header, a URL or a tool
     argument.
+
+    Attributes:
+        tracer: the OpenTelemetry tracer the spans are started from.
     """
 
     def __init__(
@@ -82,8 +86,8 @@ class OpenTelemetryHook:
         redact: Redactor | None = None,
         max_message_chars: int = MESSAGE_CHARS,
     ) -> None:
-        self._tracer = trace.get_tracer("mcp_safe_retry", __version__, tracer_provider)
-        meter = metrics.get_meter("mcp_safe_retry", __version__, meter_provider)
+        self.tracer = trace.get_tracer(NAME, __version__, tracer_provider)
+        meter = metrics.get_meter(NAME, __version__, meter_provider)
         self._attempts = meter.create_counter(
             "mcp_safe_retry.attempts",
             unit="{attempt}",
@@ -144,7 +148,7 @@ class OpenTelemetryHook:
             return
         start = _ns(record.started_at)
         end = start + _ns(record.duration)
-        span = self._tracer.start_span(
+        span = self.tracer.start_span(
             span_name(record), kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
         try:
@@ -163,7 +167,7 @@ class OpenTelemetryHook:
             return
         start = min(call_start + _ns(attempt.elapsed), call_end)
         end = min(start + _ns(attempt.duration), call_end)
-        span = self._tracer.start_span(
+        span = self.tracer.start_span(
             "POST", context=parent, kind=SpanKind.CLIENT, attributes=attributes, start_time=start
         )
         try:
@@ -187,7 +191,7 @@ class OpenTelemetryHook:
 
 def span_name(record: CallRecord) -> str:
     """``{mcp.method.name} {gen_ai.tool.name}``, or the method alone."""
-    return record.method if record.tool is None else f"{record.method} {record.tool}"
+    return target(record)
 
 
 def call_attributes(record: CallRecord) -> _Attributes:

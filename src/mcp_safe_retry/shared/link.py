@@ -20,7 +20,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ..instrumentation.logs import logger
+from ..instrumentation.hooks import logger
 
 __all__ = ["KEY_PREFIX", "RedisLink", "Ticker", "connect", "on_event_loop"]
 

@@ -7,12 +7,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..core.classify import media_type
-from ..instrumentation.redact import scrub
 
 __all__ = [
     "EntryGuard",
     "check_inner",
-    "describe_error",
     "header_values",
     "is_jsonrpc_post",
     "split_options",
@@ -28,41 +26,6 @@ RESPONSE_HEADERS = {
     name: name.decode()
     for name in (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding")
 }
-
-# By class name, so one table serves httpx and httpx2; the first name in the MRO wins.
-_KINDS = {
-    "ConnectError": "connect",
-    "ConnectTimeout": "connect",
-    "PoolTimeout": "pool",
-    "ReadTimeout": "timeout",
-    "WriteTimeout": "timeout",
-    "TimeoutException": "timeout",
-    "ReadError": "read",
-    "WriteError": "write",
-    "CloseError": "read",
-    "RemoteProtocolError": "protocol",
-    "LocalProtocolError": "local",
-    "UnsupportedProtocol": "local",
-    "ProxyError": "local",
-    "NetworkError": "network",
-    "BodyTooLarge": "oversized",
-    "DecodingError": "decoding",
-}
-
-
-def describe_error(exc: BaseException) -> tuple[str, str]:
-    """``(kind, detail)`` for a transport exception; the detail is scrubbed of credentials.
-
-    Kinds: connect, pool, timeout, read, write, protocol, network; and local, oversized or
-    decoding,
-    which no retry can heal.
-    """
-    kind = "network"
-    for cls in type(exc).__mro__:
-        if cls.__name__ in _KINDS:
-            kind = _KINDS[cls.__name__]
-            break
-    return kind, scrub(f"{type(exc).__name__}: {exc}")[:200]
 
 
 def header_values(raw: Iterable[tuple[bytes, bytes]], names: Mapping[bytes, str]) -> dict[str, str]:

@@ -1,0 +1,503 @@
+"""One call's state machine, sans I/O: fed events, it answers with the command to carry out.
+
+A shell starts a call (``start``) and carries out the command it gets back, feeding the call
+what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``) until a
+command hands the answer on or ends it. Every decision lives here: whether to retry, how
+long to wait, whether an answer is read whole or streamed, when a failure is contained, what
+ends a broken SSE answer. Nothing here touches a socket, sleeps or imports an HTTP library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .classify import (
+    UTF8_CHARSETS,
+    Classification,
+    Outcome,
+    classify_answer,
+    media_type,
+    verdict,
+)
+from .commands import (
+    END_STREAM,
+    HAND_ON,
+    Break,
+    Command,
+    Contain,
+    EndStream,
+    HandOn,
+    Raise,
+    Send,
+    Sleep,
+    Stream,
+)
+from .contain import CONTAINED_OUTCOMES, contained_error
+from .jsonrpc import (
+    JSON,
+    RequestFacts,
+    RequestId,
+    answers_under,
+    dumps,
+    is_exact,
+    loads,
+    with_id,
+)
+from .kinds import AttemptKind, ErrorKind
+from .ledger import Ledger
+from .observed import LEARNED_METHODS, client_info
+from .origin import marked_origin
+from .policy import (
+    Action,
+    Decision,
+    Idempotency,
+    Reason,
+    decide,
+    is_transient,
+    parse_retry_after,
+    retries_after,
+)
+from .records import AttemptValues, RetryOrigin
+from .sse import encode_event
+from .stream import StreamTracker
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head"]
+
+IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
+"""A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
+
+_SEND_AS_IS = Send(None)
+_RESUME = Send(None, AttemptKind.RESUME)
+_POSTED, _RESUMED = AttemptKind.POST, AttemptKind.RESUME
+
+
+class Head(NamedTuple):
+    """The parts of a response head the call reads (a tuple: one is made per response)."""
+
+    status: int
+    content_type: str | None = None
+    retry_after: str | None = None
+    session_id: str | None = None
+    encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
+
+
+class Call(Ledger):
+    """The state of one logical call across its attempts."""
+
+    # What most calls never change, as class-level defaults: fewer stores per call.
+    _delay = 0.0
+    _content: bytes | None = None  # the body to send instead of the caller's
+    _message: JSON = None  # the last JSON answer read whole
+    _message_source: bytes | None = None  # its body, if read without exact integers
+    _head: Head | None = None  # the head of the SSE answer now flowing
+    _reading: Head | None = None  # the head of the answer being read whole
+    _in_flight = False
+    _resuming = False
+    _reissued = False  # re-issued from inside an SSE answer already handed on
+    _resume_id: str | None = None
+
+    def __init__(
+        self,
+        engine: Engine,
+        facts: RequestFacts,
+        headers: Mapping[str, str],
+        extensions: Mapping[str, Any],
+    ) -> None:
+        self._engine = engine
+        self.facts = facts
+        self._session = headers.get("mcp-session-id")
+        observed = engine.observed
+        self.idempotency = (
+            Idempotency.UNSAFE
+            if facts.id is None
+            else _declared(extensions)
+            or engine.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+        )
+        now = engine.clock()
+        self._start = self._sent_at = now
+        self._wire_id: RequestId | None = facts.id
+        if facts.method == "notifications/cancelled":
+            self._content = observed.remap_cancellation(facts, self._session)
+        origin = marked_origin(extensions)
+        if origin is None:
+            is_resend = facts.id is not None and engine.detector.is_resend(facts.digest, now)
+            origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
+        self._origin = origin
+        self._attempts: list[AttemptValues] = []
+        self._client = client_info(facts) or observed.client
+        self._protocol_version = headers.get("mcp-protocol-version") or observed.protocol_version
+        self._started_at = engine.wall_clock()
+
+    # -- events in, commands out -----------------------------------------------------------
+
+    def start(self) -> Command:
+        """The first command: send the request (or, for a resumption, the client's GET)."""
+        if self._resuming:
+            return _RESUME
+        return self._send()
+
+    def slept(self) -> Command:
+        """The backoff a ``Sleep`` asked for is over."""
+        return self._send()
+
+    def headed(self, head: Head) -> Command:
+        """A response head arrived: stream an SSE answer on, or read the body whole."""
+        if (
+            200 <= head.status < 300
+            and not self.facts.is_notification
+            and media_type(head.content_type)[0] == "text/event-stream"
+        ):
+            self._head = head
+            assert self._wire_id is not None  # a notification's answer is never streamed
+            return Stream(
+                StreamTracker(
+                    wire_id=self._wire_id,
+                    caller_id=self.facts.id if self.facts.id is not None else self._wire_id,
+                    method=self.facts.method,
+                    max_event_bytes=self._engine.max_event_bytes,
+                    want_message=self._wants_message(),
+                )
+            )
+        self._reading = head
+        return self._engine.read
+
+    def received(self, body: bytes) -> Command:
+        """The whole body of the answer a ``Read`` asked for."""
+        head = self._reading
+        assert head is not None  # a Read follows headed()
+        facts = self.facts
+        resuming = self._resuming
+        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
+        classification, message = classify_answer(
+            head.status,
+            body,
+            content_type=head.content_type,
+            expected_id=None if facts.id is None else self._wire_id,
+            method=facts.method,
+            max_event_bytes=self._engine.max_event_bytes,
+            want_message=self._wants_message(),
+        )
+        source = None
+        if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
+            source = body
+        retry_after = None
+        if head.retry_after is not None and retries_after(head.status):
+            retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())
+        decision = self._settle(classification, head, retry_after=retry_after, message=message)
+        if decision.retry:
+            return self._next(decision)
+        self._message = message
+        self._message_source = source
+        if resuming:
+            return HAND_ON  # the client's own GET: its answer goes back as it came
+        if self._reissued:
+            event = self._splice_event() or self.contained(in_stream=True)
+            if event is None:
+                return Break(
+                    f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
+                )
+            return EndStream(event)
+        replacement = self._restore_id(message)
+        return HAND_ON if replacement is None else HandOn(replacement)
+
+    def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
+        """A network error instead of a response (or while its body was read)."""
+        resuming = self._resuming
+        classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
+        decision = self._settle(classification, None, error_kind=kind)
+        if decision.retry:
+            return self._next(decision)
+        self.annotate(error)
+        # A body that would not decode is no transport failure: it is raised as it is, as
+        # is a failed resumption (the client's own GET).
+        if resuming or kind is ErrorKind.DECODING:
+            return Raise(error)
+        contained = self.contained(in_stream=self._reissued)
+        if contained is None:
+            return Raise(error)
+        return EndStream(contained) if self._reissued else Contain(contained)
+
+    def stream_ended(
+        self,
+        tracker: StreamTracker,
+        error: BaseException | None = None,
+        kind: ErrorKind | None = None,
+        detail: str = "",
+    ) -> Command:
+        """The SSE answer ``tracker`` followed ended, cleanly or broken by ``error``.
+
+        Returns:
+            ``EndStream`` (with a contained failure to hand on last, if any), ``Raise``, or,
+            to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
+            runs the exchange again and splices the new answer into the stream.
+        """
+        if not self.done:
+            decision = self._stream_settled(tracker, kind, detail if error is not None else None)
+            if decision.retry:
+                self._reissued = True
+                return self._next(decision)
+        if tracker.done:
+            return END_STREAM
+        contained = self.contained(in_stream=True)
+        if contained is not None:
+            return EndStream(contained)
+        if error is not None:
+            return Raise(self.annotated(error))
+        return END_STREAM
+
+    def stream_closed(self, tracker: StreamTracker) -> None:
+        """The caller closed the SSE answer; if its response had arrived, that is success
+        (SDKs close a stream once they have the response), else the call was abandoned."""
+        if self.done:
+            return
+        if tracker.classification is not None:
+            self._stream_settled(tracker, None, None)
+        else:
+            self.abandoned(None)
+
+    def abandoned(self, exc: BaseException | None) -> None:
+        """The call ended without a verdict: the caller closed the stream early, or an
+        exception (a cancellation, an error of the inner transport's own) ended it."""
+        if self.done:
+            return
+        if exc is None:
+            detail = "closed by the caller before the response"
+        else:
+            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
+        stop = Decision(Action.STOP, Reason.ABANDONED)
+        now = self._engine.clock()
+        if self._in_flight:
+            if self._head is not None:  # an SSE answer was flowing
+                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
+            else:
+                kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
+                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
+            self._record(
+                stop,
+                ended,
+                head=self._head,
+                error_kind=ended.error_kind,
+                retry_after=None,
+                message=None,
+                now=now,
+            )
+            return
+        # Between attempts (in the backoff): the planned retry is never sent.
+        last = self._attempts[-1]
+        self._attempts[-1] = last._replace(decision=stop)
+        self.done = True
+        snapshot = self._take_snapshot(last.classification, now)
+        self._finish(snapshot, last.classification, now, self._engine.listeners())
+
+    def reopen(self, last_event_id: str) -> None:
+        """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
+        self._resume_id = last_event_id
+        self.done = False
+        self._in_flight = True
+        self._resuming = True
+        self._reissued = False
+        self._delay = 0.0
+        self._sent_at = self._engine.clock()
+        self._previous = self._snapshot
+
+    def contained(self, *, in_stream: bool = False) -> bytes | None:
+        """The JSON-RPC error that stands for this call's failure, when failures are contained.
+
+        Outside a stream only NETWORK_ERROR and STREAM_INCOMPLETE are contained (an HTTP
+        error already is an answer); inside an SSE stream that holds no response, whatever
+        ended the call is. None when containment is off or the call is a notification.
+        """
+        record = self.ref.current
+        final = record.classification
+        if not self._engine.contain_failures or self.facts.id is None or final is None:
+            return None
+        if not in_stream and final.outcome not in CONTAINED_OUTCOMES:
+            return None
+        body = contained_error(record, self.facts.id)
+        return encode_event(body) if in_stream else body
+
+    def _send(self) -> Send:
+        self._sent_at = self._engine.clock()
+        self._in_flight = True
+        self._head = None
+        content = self._content
+        return _SEND_AS_IS if content is None else Send(content)
+
+    def _next(self, decision: Decision) -> Command:
+        """The command that carries out a retry: wait first, unless there is nothing to wait."""
+        if decision.delay > 0:
+            return Sleep(decision.delay)
+        return self._send()
+
+    def _wants_message(self) -> bool:
+        """Whether an answer must be read whole: to learn from it, or to restore the
+        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
+        without building it."""
+        return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
+
+    def _stream_settled(
+        self, tracker: StreamTracker, kind: ErrorKind | None, detail: str | None
+    ) -> Decision:
+        """Settle the attempt whose SSE answer ended (``detail``: why it broke, if it did)."""
+        classification = tracker.classification
+        if classification is None:
+            classification = verdict(
+                Outcome.STREAM_INCOMPLETE,
+                detail="stream ended before the response" if detail is None else detail[:200],
+                error_kind=kind,
+            )
+        # A server that numbered its events lets the client resume with Last-Event-ID;
+        # re-issuing on top of that would run the request twice.
+        resume_from = None
+        if tracker.classification is None:
+            resume_from = tracker.last_event_id or self._resume_id
+        decision = self._settle(
+            classification,
+            self._head,
+            error_kind=kind,
+            message=tracker.message,
+            resumable=resume_from is not None,
+        )
+        if resume_from is not None:
+            self._engine.await_resumption(resume_from, self)
+        return decision
+
+    def _settle(
+        self,
+        classification: Classification,
+        head: Head | None,
+        *,
+        error_kind: str | None = None,
+        retry_after: float | None = None,
+        message: JSON = None,
+        resumable: bool = False,
+    ) -> Decision:
+        engine = self._engine
+        now = engine.clock()
+        number = len(self._attempts) + 1
+        decision = decide(
+            engine.policy,
+            idempotency=self.idempotency,
+            classification=classification,
+            attempt=number,
+            elapsed=now - self._start,
+            retry_after=retry_after,
+            rand=engine.rand,
+        )
+        budget = engine.budget
+        if self.facts.id is not None:
+            budget.record(failed=is_transient(engine.policy, classification))
+            if decision.retry and not budget.allow_retry():
+                decision = Decision(Action.STOP, Reason.THROTTLED)
+        if resumable or (decision.retry and self._resuming):
+            # Resuming is the client's move (and a GET cannot be re-sent as the POST).
+            decision = Decision(Action.STOP, Reason.RESUMABLE)
+        return self._record(
+            decision,
+            classification,
+            head=head,
+            error_kind=error_kind,
+            retry_after=retry_after,
+            message=message,
+            now=now,
+        )
+
+    def _record(
+        self,
+        decision: Decision,
+        classification: Classification,
+        *,
+        head: Head | None,
+        error_kind: str | None,
+        retry_after: float | None,
+        message: JSON,
+        now: float,
+    ) -> Decision:
+        """Append the attempt that just ended, with what follows it, for the hooks too."""
+        engine = self._engine
+        self._in_flight = False
+        resuming = self._resuming
+        attempt = AttemptValues(
+            len(self._attempts) + 1,
+            RetryOrigin.APPLICATION if resuming else self._origin,
+            self._wire_id,
+            classification,
+            head.status if head else None,
+            head.content_type if head else None,
+            error_kind,
+            self._delay,
+            retry_after,
+            decision,
+            self._sent_at - self._start,
+            max(0.0, now - self._sent_at),
+            _RESUMED if resuming else _POSTED,
+        )
+        self._attempts.append(attempt)
+        self._resuming = False
+        if head is not None and head.session_id and self._session is None:
+            self._session = head.session_id
+        if decision.retry:
+            self._prepare_retry(decision)
+        else:
+            self.done = True
+            engine.observed.learn(self.facts, classification, message)
+        snapshot = self._take_snapshot(classification if self.done else None, now)
+        listeners = engine.listeners()
+        if listeners:
+            self._tell(listeners, snapshot, attempt=True)
+        if self.done:
+            self._finish(snapshot, classification, now, listeners)
+        return decision
+
+    def _prepare_retry(self, decision: Decision) -> None:
+        engine = self._engine
+        self._delay = decision.delay
+        self._origin = RetryOrigin.SDK
+        self._wire_id = engine.fresh_id()
+        self._content = with_id(self.facts.exact_message(), self._wire_id)
+        if self.facts.id is not None:
+            engine.observed.resent(self._session, self.facts.id, self._wire_id)
+
+    def _splice_event(self) -> bytes | None:
+        """The last read answer as one SSE event for the caller's id, to end a stream that
+        broke and was re-issued; None when that answer holds no JSON-RPC response."""
+        message = self._message
+        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
+            return None
+        message = self._exact(message)
+        if message.get("id") is not None and self.facts.id is not None:
+            message = {**message, "id": self.facts.id}
+        return encode_event(dumps(message))
+
+    def _restore_id(self, message: JSON) -> bytes | None:
+        caller_id = self.facts.id
+        if (
+            caller_id is None
+            or self._wire_id is caller_id  # never re-sent: the common case
+            or not isinstance(message, dict)
+            or not answers_under(message, self._wire_id, caller_id)
+        ):
+            return None
+        return with_id(self._exact(message), caller_id)
+
+    def _exact(self, message: JSON) -> JSON:
+        """The last JSON answer with exact integers, to be re-serialised."""
+        source = self._message_source
+        if source is None or is_exact(source):
+            return message
+        return loads(source)
+
+
+def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
+    """The idempotency one request declares for itself, if it does (and validly)."""
+    value = extensions.get(IDEMPOTENCY_EXTENSION)
+    if value is None:
+        return None
+    try:
+        return Idempotency(value)
+    except ValueError:
+        return None

@@ -1,0 +1,97 @@
+"""What a call asks its shell to do next: small values the shell carries out, nothing more.
+
+A shell feeds ``Call`` events (a response head, a body, a network error, a stream's end) and
+gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep`` or
+``Read``; it ends an exchange with ``HandOn``, ``Stream``, ``Contain`` or ``Raise`` (and,
+inside an SSE answer being handed on, with ``EndStream``, ``Break`` or ``Raise``).
+
+A shell dispatches on the command's type and knows nothing of why it was given: a new
+capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
+each shell learns to carry out once, in ``shells/httpx_async.py``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .kinds import AttemptKind
+from .stream import StreamTracker
+
+__all__ = [
+    "Break",
+    "Command",
+    "Contain",
+    "EndStream",
+    "HandOn",
+    "Raise",
+    "Read",
+    "Send",
+    "Sleep",
+    "Stream",
+]
+
+# NamedTuples, not attrs classes: one or more is made per call, and they are the cheapest
+# frozen values Python builds.
+
+
+class Send(NamedTuple):
+    """Send the request now; ``content`` replaces the caller's body (None: send it as is)."""
+
+    content: bytes | None
+    kind: AttemptKind = AttemptKind.POST
+
+
+class Sleep(NamedTuple):
+    """Wait this many seconds, then tell the call (``Call.slept``) for what comes next."""
+
+    seconds: float
+
+
+class Read(NamedTuple):
+    """Read the whole body (at most ``limit`` bytes), then hand it in (``Call.received``)."""
+
+    limit: int
+
+
+class HandOn(NamedTuple):
+    """Hand the response on; ``body`` replaces the one read (None: the body as read)."""
+
+    body: bytes | None = None
+
+
+class Stream(NamedTuple):
+    """Hand the SSE answer on, each chunk fed to ``tracker`` (its output is what is handed on),
+    and tell the call when it ends (``Call.stream_ended``)."""
+
+    tracker: StreamTracker
+
+
+class Contain(NamedTuple):
+    """Answer with this JSON-RPC error body (HTTP 200, JSON) instead of raising."""
+
+    body: bytes
+
+
+class Raise(NamedTuple):
+    """Raise this exception (the call's record is attached to it already)."""
+
+    error: BaseException
+
+
+class EndStream(NamedTuple):
+    """End the SSE answer being handed on, after handing on ``last`` (may be empty)."""
+
+    last: bytes = b""
+
+
+class Break(NamedTuple):
+    """End the SSE answer with the HTTP library's protocol error carrying ``message`` (the
+    shell builds it, attaches the record with ``Call.annotate``, and raises it)."""
+
+    message: str
+
+
+Command = Send | Sleep | Read | HandOn | Stream | Contain | Raise | EndStream | Break
+
+HAND_ON = HandOn()
+END_STREAM = EndStream()

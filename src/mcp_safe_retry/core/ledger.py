@@ -1,0 +1,160 @@
+"""What one call leaves behind: its attempts' record (snapshots a response or an exception
+finds through a RecordRef), the notifications its hooks are owed, its entry in the history.
+
+``Ledger`` is the part of ``call.Call`` that keeps books rather than decides.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..instrumentation.hooks import Hook, notify_attempt, notify_call
+from .classify import NOT_FAILURES, Classification
+from .jsonrpc import RequestFacts, RequestId
+from .policy import Idempotency
+from .records import AttemptValues, CallRecord, LazyRecord, target
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef"]
+
+RECORD_EXTENSION = "mcp_safe_retry.record"
+RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
+
+
+@attrs.define
+class RecordRef:
+    """Where a response (or the exception that ends a call) finds the newest snapshot of
+    its call's record."""
+
+    snapshot: LazyRecord
+
+    @property
+    def current(self) -> CallRecord:
+        return self.snapshot.get()
+
+
+class Ledger:
+    """The books of one call: its attempts, the newest snapshot of its record, and what the
+    hooks have yet to hear."""
+
+    # Set by Call.__init__.
+    _engine: Engine
+    facts: RequestFacts
+    idempotency: Idempotency
+    _attempts: list[AttemptValues]
+    _wire_id: RequestId | None
+    _session: str | None
+    _client: str | None
+    _protocol_version: str | None
+    _started_at: float
+    _start: float
+    # What most calls never change, as class-level defaults: fewer stores per call.
+    _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
+    _snapshot: LazyRecord | None = None
+    _ref: RecordRef | None = None  # made on first use: most calls settle first
+    _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
+    done = False
+
+    @property
+    def ref(self) -> RecordRef:
+        """Where the newest snapshot of this call's record is kept."""
+        if self._ref is None:
+            snapshot = self._snapshot
+            if snapshot is None:
+                snapshot = self._take_snapshot(None, self._start)
+            self._ref = RecordRef(snapshot)
+        return self._ref
+
+    def annotated(self, exc: BaseException) -> BaseException:
+        """``exc`` with the call's record attached (``get_record(exc)``) and a note that
+        tells the attempts in a traceback."""
+        self.annotate(exc)
+        return exc
+
+    def annotate(self, exc: BaseException) -> None:
+        """Attach the call's record to the exception that ends it (see ``annotated``)."""
+        if getattr(exc, RECORD_ATTRIBUTE, None) is not None:
+            return
+        setattr(exc, RECORD_ATTRIBUTE, self.ref)
+        record = self.ref.current
+        tried = ", ".join(
+            (a.error_kind or str(a.status or a.classification.outcome)) for a in record.attempts
+        )
+        last = record.attempts[-1].decision if record.attempts else None
+        exc.add_note(
+            f"mcp-safe-retry: {target(record)} (id {record.request_id!r}, "
+            f"{record.idempotency}): {len(record.attempts)} attempt(s) [{tried}], then "
+            f"{last.reason if last else 'stop'}"
+        )
+
+    def publish(self) -> None:
+        """Tell the hooks about the attempts (and the call's end) settled since last time.
+
+        The shell calls this once the events are handled: before a backoff, and when the
+        answer is handed on or the call ends; never while the call decides.
+        """
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        for listeners, snapshot, attempt in pending:
+            record = snapshot.get()
+            if attempt:
+                notify_attempt(listeners, record, record.attempts[-1])
+            else:
+                notify_call(listeners, record)
+
+    def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
+        """Keep a notification for ``publish`` (an attempt's end, or else the call's)."""
+        if self._pending is None:
+            self._pending = []
+        self._pending.append((listeners, snapshot, attempt))
+
+    def _finish(
+        self,
+        snapshot: LazyRecord,
+        classification: Classification,
+        now: float,
+        listeners: tuple[Hook, ...],
+    ) -> None:
+        engine = self._engine
+        facts = self.facts
+        if facts.id is not None:
+            if self._wire_id is not facts.id:
+                engine.observed.settled(self._session, facts.id)
+            failed = classification.outcome not in NOT_FAILURES
+            engine.detector.finished(facts.digest, failed, now)
+        engine.history.append(snapshot, replacing=self._previous)
+        self._previous = None
+        if listeners:
+            self._tell(listeners, snapshot, attempt=False)
+
+    def _take_snapshot(self, final: Classification | None, now: float) -> LazyRecord:
+        """Freeze the record's values as they are now (the record is built when read)."""
+        facts = self.facts
+        snapshot = LazyRecord(
+            (
+                facts.method,
+                facts.tool,
+                facts.id,
+                self.idempotency,
+                tuple(self._attempts),
+                final,
+                final is not None,
+                self._client,
+                self._protocol_version,
+                self._session,
+                self._engine.scenario,
+                facts.digest,
+                self._started_at,
+                max(0.0, now - self._start),
+            )
+        )
+        self._snapshot = snapshot
+        if self._ref is not None:
+            self._ref.snapshot = snapshot
+        return snapshot

@@ -1,0 +1,236 @@
+"""The bodies of the async httpx shell: one read whole, an SSE one handed on as it flows,
+and the responses that hand them on. Carried out as the call's commands say: nothing here
+decides.
+
+Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+
+from ..core.call import Call, Head
+from ..core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ..core.ledger import RECORD_EXTENSION
+from ..core.stream import StreamTracker
+from .errors_httpx import BodyTooLarge, describe_error
+from .support import strip_headers
+
+__all__ = ["Ended", "answered", "read_whole", "streaming"]
+
+_ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
+
+Ended = tuple[Command, httpx.Response | None, Head | None, bytes | None]
+"""What one exchange ends with: the command, the response it concerns and that response's
+head, and the body read (None: the response was read in place, or not read)."""
+
+Exchange = Callable[[Call, httpx.Request, Command], Awaitable[Ended]]
+"""Runs a call's commands until one ends the exchange (the transport's loop)."""
+
+
+def streaming(
+    call: Call,
+    request: httpx.Request,
+    response: httpx.Response,
+    head: Head,
+    tracker: StreamTracker,
+    *,
+    exchange: Exchange,
+) -> httpx.Response:
+    """The SSE answer handed on, its body passed through ``tracker``; ``exchange`` runs the
+    re-issue when the call asks for one."""
+    body = _Body(response, head)
+    stream = _TrackedStream(exchange, call, request, body, tracker)
+    if not body.raw or "content-length" in response.headers:
+        # Decoded, or of a length the events handed on may not keep (an id restored,
+        # a duplicate dropped): a response of ours, without the length.
+        return _rebuilt(call, request, response, stream=stream)
+    response.stream = stream  # the server's response, handed on with its body tracked
+    response.extensions[RECORD_EXTENSION] = call.ref
+    return response
+
+
+class _Body:
+    """The bytes of one SSE answer as its reader would see them, and their closing.
+
+    Read from the raw stream when nothing needs decoding (the response itself can then be
+    handed on, head and all); else from the response's decoded bytes. Closed once.
+    """
+
+    def __init__(self, response: httpx.Response, head: Head) -> None:
+        self._response = response
+        self._raw = _raw_stream(response, head)
+        self._closed = False
+
+    @property
+    def raw(self) -> bool:
+        return self._raw is not None
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._raw is not None:
+            return self._raw.__aiter__()
+        return self._response.aiter_bytes()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._raw is not None:
+            await self._raw.aclose()  # the connection goes back to the pool
+        else:
+            await self._response.aclose()
+
+
+class _TrackedStream(httpx.AsyncByteStream):
+    """An SSE body handed on as its tracker passes it; when it ends, the call says what
+    follows: its end, a contained failure, an error, or a re-issue spliced into it."""
+
+    def __init__(
+        self,
+        exchange: Exchange,
+        call: Call,
+        request: httpx.Request,
+        body: _Body,
+        tracker: StreamTracker,
+    ) -> None:
+        self._exchange = exchange
+        self._call = call
+        self._request = request
+        self._body = body
+        self._tracker = tracker
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        call = self._call
+        while True:
+            error: httpx.TransportError | None = None
+            try:
+                async for chunk in self._body:
+                    out = self._tracker.feed(chunk)
+                    if out:
+                        yield out
+                out = self._tracker.finish()
+                if out:
+                    yield out
+            except httpx.TransportError as exc:
+                error = exc
+            await self._body.aclose()
+            if error is None:
+                command = call.stream_ended(self._tracker)
+            else:
+                command = call.stream_ended(self._tracker, error, *describe_error(error))
+            call.publish()
+            response = head = None
+            if isinstance(command, Sleep | Send):  # re-issued: run the exchange again
+                try:
+                    command, response, head, _ = await self._exchange(call, self._request, command)
+                except BaseException as exc:
+                    call.abandoned(exc)
+                    raise
+                finally:
+                    call.publish()
+            if type(command) is Stream:
+                assert response is not None
+                assert head is not None
+                self._body = _Body(response, head)
+                self._tracker = command.tracker
+                continue
+            if response is not None:
+                await response.aclose()  # a whole answer, read already
+            if type(command) is EndStream:
+                if command.last:
+                    yield command.last
+                return
+            if type(command) is Break:
+                raise call.annotated(httpx.RemoteProtocolError(command.message))
+            if type(command) is Raise:
+                raise command.error
+            raise AssertionError(f"no end for the stream: {command!r}")
+
+    async def aclose(self) -> None:
+        await self._body.aclose()
+        self._call.stream_closed(self._tracker)
+        self._call.publish()
+
+
+def _raw_stream(response: httpx.Response, head: Head) -> httpx.AsyncByteStream | None:
+    """The response's unread body as sent, when that is how its reader would see it (no
+    Content-Encoding to undo); else None, and the body is read through the response."""
+    stream = response.stream
+    if head.encoded or response.is_stream_consumed or not isinstance(stream, httpx.AsyncByteStream):
+        return None
+    return stream
+
+
+async def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes, bool]:
+    """Read a whole answer, refusing one past ``limit`` bytes.
+
+    Returns:
+        The body, and whether the response itself can be handed on. A plain body is read
+        from the raw stream and put back as a fresh stream, so the caller's client reads
+        (and times: ``response.elapsed``) the response as it would without us. A
+        content-encoded body is read decoded, as the caller would see it, to be handed on
+        in a response of ours.
+    """
+    if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
+        body = await response.aread()
+        if len(body) > limit:
+            raise _too_large(limit)
+        return body, True
+    raw = _raw_stream(response, head)
+    chunks = []
+    size = 0
+    try:
+        # Counted here rather than through a capping generator: one less async generator
+        # per call on the path every JSON answer takes.
+        async for chunk in response.aiter_bytes() if raw is None else raw:
+            size += len(chunk)
+            if size > limit:  # a hostile endless body
+                raise _too_large(limit)
+            chunks.append(chunk)
+    finally:
+        if raw is not None:
+            await raw.aclose()  # the connection goes back to the pool
+    body = b"".join(chunks)
+    if raw is None:
+        return body, False
+    response.stream = httpx.ByteStream(body)
+    return body, True
+
+
+def _too_large(limit: int) -> BodyTooLarge:
+    return BodyTooLarge(f"response body larger than {limit} bytes")
+
+
+def answered(
+    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
+) -> httpx.Response:
+    """The server's answer, read whole (and decoded), with the call's record attached.
+
+    ``body`` None: the response had no Content-Encoding and was read in place; it is handed
+    on itself, head and all, as the server sent it.
+    """
+    if body is None:
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
+    return _rebuilt(call, request, response, content=body)
+
+
+def _rebuilt(
+    call: Call,
+    request: httpx.Request,
+    response: httpx.Response,
+    *,
+    content: bytes | None = None,
+    stream: httpx.AsyncByteStream | None = None,
+) -> httpx.Response:
+    """The server's response with a body of ours (decoded, or tracked) and the record."""
+    return httpx.Response(
+        response.status_code,
+        headers=strip_headers(response.headers.raw, *_ENCODING_HEADERS),
+        content=content,
+        stream=stream,
+        request=request,
+        extensions={**response.extensions, RECORD_EXTENSION: call.ref},
+    )

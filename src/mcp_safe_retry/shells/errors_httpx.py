@@ -1,0 +1,52 @@
+"""What the shells take from httpx beyond its transport API: the exception raised for an
+oversized body, the kind of every transport failure, and the MCP SDKs' timeouts.
+
+``scripts/unasync.py`` makes the httpx2 twin (``generated/errors_httpx2.py``) from this file.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from ..core.kinds import ErrorKind
+from ..instrumentation.redact import scrub
+
+__all__ = ["MCP_TIMEOUT", "BodyTooLarge", "describe_error"]
+
+MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
+
+
+class BodyTooLarge(httpx.ReadError):
+    """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
+
+
+# The first class in an exception's MRO found here names its kind.
+_KINDS: dict[type[BaseException], ErrorKind] = {
+    httpx.ConnectError: ErrorKind.CONNECT,
+    httpx.ConnectTimeout: ErrorKind.CONNECT,
+    httpx.PoolTimeout: ErrorKind.POOL,
+    httpx.ReadTimeout: ErrorKind.TIMEOUT,
+    httpx.WriteTimeout: ErrorKind.TIMEOUT,
+    httpx.TimeoutException: ErrorKind.TIMEOUT,
+    BodyTooLarge: ErrorKind.OVERSIZED,
+    httpx.ReadError: ErrorKind.READ,
+    httpx.WriteError: ErrorKind.WRITE,
+    httpx.CloseError: ErrorKind.READ,
+    httpx.RemoteProtocolError: ErrorKind.PROTOCOL,
+    httpx.LocalProtocolError: ErrorKind.LOCAL,
+    httpx.UnsupportedProtocol: ErrorKind.LOCAL,
+    httpx.ProxyError: ErrorKind.LOCAL,
+    httpx.NetworkError: ErrorKind.NETWORK,
+    httpx.DecodingError: ErrorKind.DECODING,
+}
+
+
+def describe_error(exc: BaseException) -> tuple[ErrorKind, str]:
+    """``(kind, detail)`` for an httpx exception; the detail is scrubbed of credentials."""
+    kind = ErrorKind.NETWORK
+    for cls in type(exc).__mro__:
+        found = _KINDS.get(cls)
+        if found is not None:
+            kind = found
+            break
+    return kind, scrub(f"{type(exc).__name__}: {exc}")[:200]
