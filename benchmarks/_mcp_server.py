@@ -18,11 +18,12 @@ import threading
 import uvicorn
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 
 TEXT = "lorem ipsum dolor sit amet " * ((4 << 20) // 27)
 
 
-def build_app(port: int) -> object:
+def build_app(port: int) -> Starlette:
     server = MCPServer("bench")
 
     @server.tool()
