@@ -420,10 +420,12 @@ def render(results: dict[str, Any]) -> str:
             "",
             *_before_after(results, s["baseline"]),
             "",
-            "What changed (behaviour identical: `python -m benchmarks.check_equivalence "
-            "d1d3bcb --allow=num_bytes_downloaded` compares both trees on scripted exchanges "
-            "and a seeded corpus; `response.num_bytes_downloaded` now counts the body as with "
-            "bare httpx, where the rebuilt response said 0):",
+            f"`python -m benchmarks.check_equivalence {s.get('baseline_rev', 'REV')}` "
+            "compares both trees on scripted exchanges and a seeded corpus. The "
+            "optimisations made so far, each with behaviour identical to the tree before it "
+            "(the first ones checked against d1d3bcb with `--allow=num_bytes_downloaded`: "
+            "`response.num_bytes_downloaded` now counts the body as with bare httpx, where the "
+            "rebuilt response said 0):",
             "",
             *[f"- {item}" for item in OPTIMISATIONS],
             "",
