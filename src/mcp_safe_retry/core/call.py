@@ -83,6 +83,7 @@ class Head(NamedTuple):
     retry_after: str | None = None
     session_id: str | None = None
     encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
+    sized: bool = False  # a Content-Length, which an SSE answer handed on may not keep
 
 
 class Call(Ledger):

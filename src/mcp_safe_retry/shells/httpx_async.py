@@ -183,6 +183,7 @@ def _head(response: httpx.Response) -> Head:
         headers.get("retry-after"),
         headers.get("mcp-session-id"),
         "content-encoding" in headers,
+        "content-length" in headers,
     )
 
 

@@ -24,7 +24,13 @@ REQUEST_HEADERS = {
 }
 RESPONSE_HEADERS = {
     name: name.decode()
-    for name in (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding")
+    for name in (
+        b"content-type",
+        b"retry-after",
+        b"mcp-session-id",
+        b"content-encoding",
+        b"content-length",
+    )
 }
 
 

@@ -45,7 +45,9 @@ def streaming(
     re-issue when the call asks for one."""
     body = _Body(response, head)
     stream = _TrackedStream(exchange, call, request, body, tracker)
-    if not body.raw or "content-length" in response.headers:
+    # From the head read already: a lookup in response.headers would make httpx work out
+    # the headers' encoding first, a cost on every SSE answer.
+    if not body.raw or head.sized:
         # Decoded, or of a length the events handed on may not keep (an id restored,
         # a duplicate dropped): a response of ours, without the length.
         return _rebuilt(call, request, response, stream=stream)
