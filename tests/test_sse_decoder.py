@@ -155,6 +155,27 @@ def test_same_events_as_the_reference_for_any_chunking(
     assert decode(chunks, ended=ended) == reference(whole, ended=ended)
 
 
+ONE_EVENT = st.tuples(
+    st.sampled_from(
+        [b"", b"event: message\n", b"event: message\r\n", b"event: other\n", b"id: 3\n"]
+    ),
+    st.sampled_from([b"data: ", b"data:", b"data:  "]),
+    st.binary(max_size=12) | st.sampled_from([b"{}", b"x\ry", b"x\ny", b"\r", b"\n"]),
+    st.sampled_from([b"\n\n", b"\r\n\r\n", b"\n\r\n", b"\r\n\n", b"\r\r", b"\n", b"\r\n"]),
+).map(b"".join)
+
+
+@given(before=streams(), event=ONE_EVENT, ended=st.booleans())
+@settings(max_examples=600, deadline=None)
+def test_a_chunk_that_is_one_whole_event_reads_as_the_reference(
+    before: tuple[list[bytes], list[bytes]], event: bytes, ended: bool
+) -> None:
+    """A chunk that may be exactly one event (read without buffering) after any stream."""
+    whole = join(*before)
+    assert decode([whole, event], ended=ended) == reference(whole + event, ended=ended)
+    assert decode([event], ended=ended) == reference(event, ended=ended)
+
+
 NOISE = st.lists(
     st.sampled_from(
         [b"\r", b"\n", b"\r\n", b"\r\r", b"\n\r", b"data: x", b"data:", b"a", b":", b" ", b"id: 1"]

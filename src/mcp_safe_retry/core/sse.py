@@ -58,6 +58,13 @@ class SSEDecoder:
         if self.oversized:
             return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
+        if not buf and type(chunk) is bytes and len(chunk) <= self._max:
+            # Nothing pending (so no field of a half-read event is set either): a chunk
+            # that is exactly one plain event, as most answers arrive, is read without
+            # being copied into the buffer, and is its own raw bytes.
+            data = _lone_event(chunk)
+            if data is not None:
+                return [Event(data, "message", None, chunk)]
         buf += chunk
         seek = self._seek
         lf = buf.find(b"\n", seek)
@@ -188,6 +195,35 @@ class SSEDecoder:
         self._data = []
         self._type = ""
         self._id = None
+
+
+def _lone_event(chunk: bytes) -> bytes | None:
+    """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
+    after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
+    else None (and the decoder reads it line by line)."""
+    if chunk.startswith(b"data: "):
+        start = 6
+    elif chunk.startswith(b"event: message\n"):
+        if not chunk.startswith(b"data: ", 15):
+            return None
+        start = 21
+    elif chunk.startswith(b"event: message\r\n"):
+        if not chunk.startswith(b"data: ", 16):
+            return None
+        start = 22
+    else:
+        return None
+    end = len(chunk)
+    if chunk.endswith(b"\n\n"):
+        if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:
+            return chunk[start:-2]
+    elif (
+        chunk.endswith(b"\r\n\r\n")
+        and chunk.find(b"\r", start) == end - 4
+        and chunk.find(b"\n", start) == end - 3
+    ):
+        return chunk[start:-4]
+    return None
 
 
 def encode_event(data: bytes, *, event: str = "message", event_id: str | None = None) -> bytes:
