@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from ..instrumentation.hooks import Hook, notify_attempt, notify_call
 from .classify import NOT_FAILURES, Classification
 from .jsonrpc import RequestFacts, RequestId
@@ -25,16 +23,22 @@ RECORD_EXTENSION = "mcp_safe_retry.record"
 RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
 
 
-@attrs.define
 class RecordRef:
     """Where a response (or the exception that ends a call) finds the newest snapshot of
-    its call's record."""
+    its call's record (asked of the call when read: handing one on costs no snapshot)."""
 
-    snapshot: LazyRecord
+    __slots__ = ("_ledger",)
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+
+    @property
+    def snapshot(self) -> LazyRecord:
+        return self._ledger.latest()
 
     @property
     def current(self) -> CallRecord:
-        return self.snapshot.get()
+        return self._ledger.latest().get()
 
 
 class Ledger:
@@ -63,11 +67,15 @@ class Ledger:
     def ref(self) -> RecordRef:
         """Where the newest snapshot of this call's record is kept."""
         if self._ref is None:
-            snapshot = self._snapshot
-            if snapshot is None:
-                snapshot = self._take_snapshot(None, self._start)
-            self._ref = RecordRef(snapshot)
+            self._ref = RecordRef(self)
         return self._ref
+
+    def latest(self) -> LazyRecord:
+        """The newest snapshot of the record (one taken now if none was yet)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            snapshot = self._take_snapshot(None, self._start)
+        return snapshot
 
     def annotated(self, exc: BaseException) -> BaseException:
         """``exc`` with the call's record attached (``get_record(exc)``) and a note that
@@ -155,6 +163,4 @@ class Ledger:
             )
         )
         self._snapshot = snapshot
-        if self._ref is not None:
-            self._ref.snapshot = snapshot
         return snapshot
