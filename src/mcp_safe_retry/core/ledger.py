@@ -59,16 +59,15 @@ class Ledger:
     # What most calls never change, as class-level defaults: fewer stores per call.
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
-    _ref: RecordRef | None = None  # made on first use: most calls settle first
     _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
     done = False
 
     @property
     def ref(self) -> RecordRef:
         """Where the newest snapshot of this call's record is kept."""
-        if self._ref is None:
-            self._ref = RecordRef(self)
-        return self._ref
+        # A new one each time, never kept here: a call holding a ref that holds the call
+        # would be a cycle, left for the garbage collector on every call.
+        return RecordRef(self)
 
     def latest(self) -> LazyRecord:
         """The newest snapshot of the record (one taken now if none was yet)."""

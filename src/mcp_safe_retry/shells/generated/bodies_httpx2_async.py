@@ -64,8 +64,10 @@ class _Body:
     """
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        self._response = response
         self._raw = _raw_stream(response, head)
+        # The response only when it is read through: one handed on holds this body in its
+        # stream, and a body holding it back would be a cycle left to the garbage collector.
+        self._response = response if self._raw is None else None
         self._closed = False
 
     @property
@@ -75,6 +77,7 @@ class _Body:
     def __aiter__(self) -> AsyncIterator[bytes]:
         if self._raw is not None:
             return self._raw.__aiter__()
+        assert self._response is not None
         return self._response.aiter_bytes()
 
     async def aclose(self) -> None:
@@ -83,7 +86,7 @@ class _Body:
         self._closed = True
         if self._raw is not None:
             await self._raw.aclose()  # the connection goes back to the pool
-        else:
+        elif self._response is not None:
             await self._response.aclose()
 
 
