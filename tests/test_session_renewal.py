@@ -428,3 +428,20 @@ def test_renewals_lead_every_old_id_to_the_newest_of_its_line(renewals: list[int
         assert all(sessions.replacement(old) == line[-1] for old in line[:-1])
         assert sessions.replacement(line[-1]) is None
         assert {sessions.first(s) for s in line} == {line[0]}
+
+
+@pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
+async def test_each_session_is_renewed_with_the_initialize_that_opened_it(
+    library: Any, shell: Any, client: Any
+) -> None:
+    d = Driver(library, shell, client)
+    await d.start()  # s-1, opened by INITIALIZE
+    other = {**INITIALIZE, "params": {**INITIALIZE["params"], "clientInfo": {"name": "other"}}}
+    opened = await d.post(other, session=None)
+    assert opened.headers["mcp-session-id"] == "s-2"
+    d.server.live.clear()  # the server forgets both
+    d.server.seen.clear()
+    assert (await d.post(_call("lookup", 1), session="s-2")).status_code == 200
+    assert (await d.post(_call("lookup", 2), session="s-1")).status_code == 200
+    replayed = [s[3]["params"]["clientInfo"]["name"] for s in d.server.sent("initialize")]
+    assert replayed == ["other", "tester"]

@@ -460,7 +460,7 @@ class Call(Renewing, Ledger):
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, final, message)
+            engine.observed.learn(self.facts, final, message, self._session)
         snapshot = self._take_snapshot(final if self.done else None, now)
         listeners = engine.listeners()
         if listeners:

@@ -15,12 +15,14 @@ LEARNED_METHODS = frozenset({"initialize", "tools/list"})
 
 
 class Observed:
-    """The client's name, the protocol version, its ``initialize`` (to renew a session the
-    server expired), the read-only tools, and the ids re-sent requests went out under (so a
-    cancellation can follow them, in a renewed session too). Safe across threads.
+    """The client's name, the protocol version, the ``initialize`` that opened each session
+    (to renew it once the server expires it), the read-only tools, and the ids re-sent
+    requests went out under (so a cancellation can follow them, into a renewed session
+    too). Safe across threads.
 
     Args:
-        sessions: the renewed sessions, whose old and new ids name one session here.
+        sessions: where sessions are kept (the transport's); a renewed session's old and
+            new ids name one session here.
     """
 
     def __init__(self, sessions: Sessions | None = None) -> None:
@@ -28,12 +30,18 @@ class Observed:
         self._sessions = sessions if sessions is not None else Sessions()
         self.client: str | None = None
         self.protocol_version: str | None = None
-        self.handshake: Handshake | None = None
         self.read_only_tools: frozenset[str] = frozenset()
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
 
-    def learn(self, facts: RequestFacts, classification: Classification, message: JSON) -> None:
-        """Keep what an answered ``initialize`` or ``tools/list`` tells."""
+    def learn(
+        self,
+        facts: RequestFacts,
+        classification: Classification,
+        message: JSON,
+        session: str | None = None,
+    ) -> None:
+        """Keep what an answered ``initialize`` (that opened ``session``) or ``tools/list``
+        tells."""
         if facts.method not in LEARNED_METHODS:
             return
         if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
@@ -44,12 +52,12 @@ class Observed:
         if facts.method == "initialize":
             version = result.get("protocolVersion")
             version = version if isinstance(version, str) else None
-            handshake = Handshake(facts.exact_message(), version)
+            if session is not None:
+                self._sessions.opened(session, Handshake(facts.exact_message(), version))
             with self._lock:
                 if version is not None:
                     self.protocol_version = version
                 self.client = client_info(facts) or self.client
-                self.handshake = handshake
         elif facts.method == "tools/list" and isinstance(result.get("tools"), list):
             read_only: set[str] = set()
             other: set[str] = set()

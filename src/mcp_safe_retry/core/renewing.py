@@ -60,11 +60,11 @@ class Renewing:
         """The transport's session lock is held: re-send in the session another call
         renewed meanwhile, hand the 404 on if that renewal failed, or renew it here."""
         engine = self._engine
-        expired = self._sent_session
-        handshake = engine.observed.handshake
-        assert expired is not None  # see _renewable()
-        assert handshake is not None
         sessions = engine.sessions
+        expired = self._sent_session
+        assert expired is not None  # see _renewable()
+        handshake = sessions.handshake(expired)
+        assert handshake is not None
         new = sessions.replacement(expired)
         if new is not None:
             return Unlock(self._resend_in(new))
@@ -80,13 +80,15 @@ class Renewing:
     def _renewable(self, classification: Classification) -> bool:
         """Whether a 404 says the session the request carried is lost, and this call may
         renew it: once (a 404 in the renewed session is handed on), never for the client's
-        own initialize or resuming GET, and only with an initialize seen to replay."""
+        own initialize or resuming GET, and only with the initialize that opened the
+        session to replay."""
+        session = self._sent_session
         return (
-            self._sent_session is not None
+            session is not None
             and not self._renewed
             and not self._resuming
             and self.facts.method != "initialize"
-            and self._engine.observed.handshake is not None
+            and self._engine.sessions.handshake(session) is not None
             and session_lost(classification, sent_session=True)
         )
 

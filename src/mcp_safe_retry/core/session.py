@@ -53,15 +53,28 @@ class Handshake(NamedTuple):
 
 
 class Sessions:
-    """The sessions renewed on this transport (expired id -> the id now in use), and how
-    often a renewal of each failed. Bounded; safe across threads."""
+    """The sessions seen on this transport: the handshake that opened each, which expired
+    ones were renewed as which, and how often a renewal failed. Bounded; safe across
+    threads."""
 
     def __init__(self, limit: int = 256) -> None:
         self._lock = threading.Lock()
         self._limit = limit
+        self._handshakes: OrderedDict[str, Handshake] = OrderedDict()
         self._newest: OrderedDict[str, str] = OrderedDict()  # expired -> the id in use now
         self._first: OrderedDict[str, str] = OrderedDict()  # renewed -> the first of its line
         self._failures: OrderedDict[str, int] = OrderedDict()
+
+    def opened(self, session: str, handshake: Handshake) -> None:
+        """The client's ``handshake`` opened ``session`` (the one a renewal replays)."""
+        with self._lock:
+            self._handshakes[session] = handshake
+            _bound(self._handshakes, self._limit)
+
+    def handshake(self, session: str) -> Handshake | None:
+        """The handshake that opened ``session`` (or the first session of its line); None
+        if it went past this transport."""
+        return self._handshakes.get(self._first.get(session, session))
 
     def replacement(self, session: str) -> str | None:
         """The session that replaced ``session``, if it was renewed (the newest renewal)."""
