@@ -1,5 +1,6 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
-re-send detector, hooks and the source of fresh request ids. One call's machine is
+re-send detector, hooks, the sessions seen (and renewed), and the source of fresh request
+ids. One call's machine is
 ``call.Call``; a shell asks the engine to begin one, and carries out what the call returns.
 """
 
