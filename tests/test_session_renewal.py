@@ -74,8 +74,8 @@ class Server:
         self.seen: list[tuple[str, str | None, str | None, Any]] = []
         self.executions: Counter[str] = Counter()
         self.initialize: Callable[[dict[str, Any]], Any] | None = None
-        self.expire_new = False  # every session it opens is gone at once
-        self.expire_after_handshake = False  # a new session is gone once it is initialized
+        # When a new session is gone: "opened" (at once), "initialized" (after its handshake).
+        self.expire_new: str | None = None
         self.unknown: set[str] = set()  # methods answered 404 outside any session
         self.held = 0
         self._arrived = 0
@@ -125,13 +125,13 @@ class Server:
             if self.initialize is not None:
                 return self.initialize(body), False
             opened = f"s-{next(self.numbers)}"
-            if not self.expire_new:
+            if self.expire_new != "opened":
                 self.live.add(opened)
             result = {"protocolVersion": VERSION, "capabilities": {}, "serverInfo": {"name": "s"}}
             answer = {"jsonrpc": "2.0", "id": body["id"], "result": result}
             return lib.Response(200, json=answer, headers={"mcp-session-id": opened}), False
         if "id" not in body:
-            if method == "notifications/initialized" and self.expire_after_handshake:
+            if method == "notifications/initialized" and self.expire_new == "initialized":
                 self.live.discard(session)  # type: ignore[arg-type]
             return lib.Response(202), False
         if method == "tools/call":
@@ -184,6 +184,14 @@ def reasons(response: Any) -> list[Reason]:
     return [a.decision.reason for a in record.attempts if a.decision]
 
 
+async def expired(library: Any, shell: Any, client: Any) -> Driver:
+    """A driver whose client opened session s-1, which the server then forgot."""
+    d = Driver(library, shell, client)
+    await d.start()
+    d.server.live.clear()
+    return d
+
+
 async def _no_sleep(_: float) -> None:
     return None
 
@@ -206,9 +214,7 @@ def _call(tool: str, request_id: Any = 7) -> dict[str, Any]:
 async def test_a_404_for_the_session_renews_it_once_and_resends(
     library: Any, shell: Any, client: Any, message: dict[str, Any]
 ) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()  # the server forgets s-1
+    d = await expired(library, shell, client)
     response = await d.post(message)
     assert response.status_code == (200 if "id" in message else 202)
     if "id" in message:
@@ -267,9 +273,7 @@ def _initialize_fails_with(kind: str, library: Any) -> Callable[[dict[str, Any]]
 async def test_a_failed_renewal_hands_the_original_404_on(
     library: Any, shell: Any, client: Any, failure: str
 ) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()
+    d = await expired(library, shell, client)
     d.server.initialize = _initialize_fails_with(failure, library)
     response = await d.post(_call("charge"))
     assert response.status_code == 404 and response.json() == NOT_FOUND  # as the server sent it
@@ -287,52 +291,45 @@ async def test_a_failed_renewal_hands_the_original_404_on(
     assert again.status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("gone", "seen", "reasons_after"),
+    [
+        pytest.param(
+            "opened",  # its notifications/initialized gets 404: the renewal failed
+            ["initialize", "notifications/initialized"],
+            [Reason.REINITIALISE_FAILED],
+            id="at-its-handshake",
+        ),
+        pytest.param(
+            "initialized",  # the re-sent request gets 404: handed on, no second renewal
+            ["initialize", "notifications/initialized", "tools/call"],
+            [Reason.SESSION_REINITIALISED, Reason.NOT_RETRYABLE],
+            id="at-the-resend",
+        ),
+    ],
+)
 @pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
 async def test_a_404_in_the_renewed_session_is_handed_on(
-    library: Any, shell: Any, client: Any
+    library: Any,
+    shell: Any,
+    client: Any,
+    *,
+    gone: str,
+    seen: list[str],
+    reasons_after: list[Reason],
 ) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()
-    d.server.expire_new = True  # the new session is gone as soon as it is opened
+    d = await expired(library, shell, client)
+    d.server.expire_new = gone
     response = await d.post(_call("lookup"))
     assert response.status_code == 404
-    assert [(s[1], s[2]) for s in d.server.seen] == [
-        ("tools/call", "s-1"),
-        ("initialize", None),
-        ("notifications/initialized", "s-2"),
-    ]
-    assert reasons(response) == [Reason.SESSION_LOST, Reason.REINITIALISE_FAILED]
-
-
-@pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
-async def test_a_second_404_after_the_resend_is_handed_on(
-    library: Any, shell: Any, client: Any
-) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()
-    d.server.expire_after_handshake = True  # s-2 expires between its handshake and the re-send
-    response = await d.post(_call("lookup"))
-    assert response.status_code == 404
-    assert [(s[1], s[2]) for s in d.server.seen] == [
-        ("tools/call", "s-1"),
-        ("initialize", None),
-        ("notifications/initialized", "s-2"),
-        ("tools/call", "s-2"),
-    ]
-    assert reasons(response) == [
-        Reason.SESSION_LOST,
-        Reason.SESSION_REINITIALISED,
-        Reason.NOT_RETRYABLE,
-    ]
+    assert [s[1] for s in d.server.seen] == ["tools/call", *seen]
+    assert [s[2] for s in d.server.seen[2:]] == ["s-2"] * (len(seen) - 1)
+    assert reasons(response) == [Reason.SESSION_LOST, *reasons_after]
 
 
 @pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
 async def test_concurrent_404s_share_one_renewal(library: Any, shell: Any, client: Any) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()
+    d = await expired(library, shell, client)
     d.server.hold(4)  # the four 404s are answered only once all four requests arrived
     responses: list[Any] = []
 
@@ -357,9 +354,7 @@ async def test_concurrent_404s_share_one_renewal(library: Any, shell: Any, clien
 async def test_later_requests_go_out_in_the_new_session(
     library: Any, shell: Any, client: Any
 ) -> None:
-    d = Driver(library, shell, client)
-    await d.start()
-    d.server.live.clear()
+    d = await expired(library, shell, client)
     await d.post(_call("lookup"))
     d.server.seen.clear()
     # The client still holds s-1: every request it sends is rewritten to s-2.

@@ -170,26 +170,19 @@ def _cases() -> list[Case]:
         ),
         # A 404 for the session: the server did not process the call, so after one new
         # initialize it is re-sent in the new session, an UNSAFE one too.
-        Case(
-            "session expired",
-            "session_expired",
-            {"afterRequests": 1},
-            *LOOKUP,
-            (ok,),
-            2,
-            1,
-            era=ERA_2025,
-        ),
-        Case(
-            "session expired",
-            "session_expired",
-            {"afterRequests": 1},
-            *_charge("order-8"),
-            (ok,),
-            2,
-            1,
-            era=ERA_2025,
-            survives=True,
+        *(
+            Case(
+                "session expired",
+                "session_expired",
+                {"afterRequests": 1},
+                *call,
+                (ok,),
+                2,
+                1,
+                era=ERA_2025,
+                survives=survives,
+            )
+            for call, survives in ((LOOKUP, False), (_charge("order-8"), True))
         ),
     ]
 
