@@ -201,6 +201,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
                 elif type(command) is Lock:
+                    call.publish()  # the hooks hear of the 404 before the wait
                     await self._session_lock.acquire()
                     locked = True
                     command = call.locked()

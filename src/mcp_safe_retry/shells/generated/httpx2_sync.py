@@ -202,6 +202,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                     self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
                 elif type(command) is Lock:
+                    call.publish()  # the hooks hear of the 404 before the wait
                     self._session_lock.acquire()
                     locked = True
                     command = call.locked()
