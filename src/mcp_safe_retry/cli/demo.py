@@ -175,14 +175,15 @@ def _cases() -> list[Case]:
                 "session expired",
                 "session_expired",
                 {"afterRequests": 1},
-                *call,
+                tool,
+                arguments,
                 (ok,),
                 2,
                 1,
                 era=ERA_2025,
                 survives=survives,
             )
-            for call, survives in ((LOOKUP, False), (_charge("order-8"), True))
+            for (tool, arguments), survives in ((LOOKUP, False), (_charge("order-8"), True))
         ),
     ]
 
