@@ -77,6 +77,7 @@ class Server:
         # When a new session is gone: "opened" (at once), "initialized" (after its handshake).
         self.expire_new: str | None = None
         self.unknown: set[str] = set()  # methods answered 404 outside any session
+        self.cut_and_forget = False  # the next call's SSE answer breaks as its session ends
         self.held = 0
         self._arrived = 0
         self._barrier: threading.Barrier | None = None
@@ -136,6 +137,11 @@ class Server:
             return lib.Response(202), False
         if method == "tools/call":
             self.executions[body["params"]["name"]] += 1
+            if self.cut_and_forget:
+                self.cut_and_forget = False
+                self.live.clear()
+                sse = {"content-type": "text/event-stream"}
+                return lib.Response(200, headers=sse, content=b": working\n\n"), False
         result = {"content": [{"type": "text", "text": "ran"}], "tools": []}
         return lib.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result}), False
 
@@ -440,3 +446,32 @@ async def test_each_session_is_renewed_with_the_initialize_that_opened_it(
     assert (await d.post(_call("lookup", 2), session="s-1")).status_code == 200
     replayed = [s[3]["params"]["clientInfo"]["name"] for s in d.server.sent("initialize")]
     assert replayed == ["other", "tester"]
+
+
+@pytest.mark.parametrize(
+    "renewed",
+    [pytest.param(True, id="renewed"), pytest.param(False, id="renewal-fails")],
+)
+@pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
+async def test_a_stream_cut_as_its_session_ends_is_reissued_in_a_new_one(
+    library: Any, shell: Any, client: Any, renewed: bool
+) -> None:
+    d = Driver(library, shell, client, contain_failures=True)
+    await d.start()
+    d.server.cut_and_forget = True  # the READ call's stream breaks, its session is gone
+    if not renewed:
+        d.server.initialize = _initialize_fails_with("500", library)
+    response = await d.post(_call("lookup"))
+    assert response.status_code == 200  # the SSE answer was handed on before it broke
+    last = json.loads(response.text.split("data: ")[-1])
+    assert last["id"] == 7 and ("result" in last) is renewed
+    seen = [(s[1], s[2]) for s in d.server.seen]
+    assert seen[:3] == [("tools/call", "s-1"), ("tools/call", "s-1"), ("initialize", None)]
+    expected = [Reason.STREAM_INCOMPLETE, Reason.SESSION_LOST]
+    if renewed:
+        assert seen[3:] == [("notifications/initialized", "s-2"), ("tools/call", "s-2")]
+        expected += [Reason.SESSION_REINITIALISED, Reason.SUCCESS]
+    else:  # the stream ends with the contained failure: the 404
+        assert len(seen) == 3 and last["error"]["data"]["outcome"] == "HTTP_ERROR"
+        expected += [Reason.REINITIALISE_FAILED]
+    assert reasons(response) == expected
