@@ -12,6 +12,7 @@ class AttemptKind(StrEnum):
 
     POST = "post"  # the call's POST (the first, or a re-send)
     RESUME = "resume"  # the client's GET with Last-Event-ID, resuming a broken stream
+    HELD = "held"  # not sent: the circuit breaker held it back
 
 
 class ErrorKind(StrEnum):
