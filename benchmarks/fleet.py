@@ -7,7 +7,12 @@ of one name on a real redis-server started here; in the ``local`` mode each has 
 ``RetryBudget``. The server counts the POSTs. Rounds alternate between the modes.
 
 Then the added cost of the Redis budget per call: ``record()`` (the success path: no round
-trip) and ``allow_retry()`` (the retry path: one round trip), beside the local budget's.
+trip) and ``allow_retry()`` (the retry path: one round trip), beside the local budget's; and
+the added cost per call through a transport with a ``RedisBudget`` and a
+``RedisCircuitBreaker`` (success path, retry path), beside one with neither.
+
+``breaker_fleet()`` (used by the tests) runs the fleet breaker: worker processes with one
+``RedisCircuitBreaker`` name, a trip in one holding the others back, a probe closing it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import multiprocessing.connection
 import statistics
 import sys
 import threading
@@ -29,8 +35,15 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.redis_support starts the redis-server
 
-from mcp_safe_retry import Budget, RetryBudget, RetryPolicy, RetryTransport  # noqa: E402
-from mcp_safe_retry.redis import RedisBudget  # noqa: E402
+from mcp_safe_retry import (  # noqa: E402
+    Budget,
+    CircuitOpenError,
+    RetryBudget,
+    RetryPolicy,
+    RetryTransport,
+    get_record,
+)
+from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker  # noqa: E402
 from tests.redis_support import RedisServer, redis_server_binary  # noqa: E402
 
 POLICY = RetryPolicy(tools={"lookup": "read"})
@@ -51,6 +64,126 @@ class _Outage(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
+
+
+class _Switch(BaseHTTPRequestHandler):
+    """Answers every POST with 503 while ``down``, else with a JSON-RPC result for its id."""
+
+    protocol_version = "HTTP/1.1"
+    down = False
+    posts = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with _Switch.lock:
+            _Switch.posts += 1
+        if _Switch.down:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        request_id = json.loads(body).get("id")
+        result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        out = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+BREAKER_REFRESH = 0.2
+BREAKER_OPEN_FOR = 1.0
+
+
+def _breaker_worker(
+    url: str, redis_url: str, name: str, conn: multiprocessing.connection.Connection
+) -> None:
+    """Make one UNSAFE call per ``"call"`` received; answer with how it ended: the HTTP
+    status, or ``"circuit_open"`` (with the POSTs its record counts)."""
+    breaker = RedisCircuitBreaker(
+        redis_url, name=name, refresh=BREAKER_REFRESH, open_for=BREAKER_OPEN_FOR
+    )
+    transport = RetryTransport(httpx.HTTPTransport(), breaker=breaker, sleep=lambda _: None)
+    with httpx.Client(transport=transport, timeout=10) as client:
+        number = 0
+        while conn.poll(60) and conn.recv() == "call":
+            number += 1
+            params = {"name": "charge", "arguments": {"n": number}}
+            message = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+            try:
+                response = client.post(url, json=message)
+            except CircuitOpenError as exc:
+                record = get_record(exc)
+                conn.send(("circuit_open", record.post_count if record else -1))
+            else:
+                conn.send((str(response.status_code), 1))
+    breaker.close()
+
+
+class BreakerFleet:
+    """Worker processes sharing one ``RedisCircuitBreaker`` name, over a switchable server.
+
+    ``call(i)`` has worker ``i`` make one call and returns ``(how it ended, POSTs)``;
+    ``down`` switches the server between 503 to everything and healthy answers;
+    ``posts`` counts what the server received.
+    """
+
+    def __init__(self, redis_url: str, workers: int = 3) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Switch)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        _Switch.posts, _Switch.down = 0, False
+        url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
+        name = f"breaker-{uuid.uuid4().hex[:8]}"
+        context = multiprocessing.get_context("spawn")
+        self._conns = []
+        self._processes = []
+        for _ in range(workers):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_breaker_worker, args=(url, redis_url, name, theirs))
+            process.start()
+            self._conns.append(ours)
+            self._processes.append(process)
+
+    @property
+    def posts(self) -> int:
+        return _Switch.posts
+
+    @property
+    def down(self) -> bool:
+        return _Switch.down
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        _Switch.down = value
+
+    def call(self, worker: int) -> tuple[str, int]:
+        conn = self._conns[worker]
+        conn.send("call")
+        if not conn.poll(60):
+            raise RuntimeError(f"worker {worker} did not answer")
+        answer: tuple[str, int] = conn.recv()
+        return answer
+
+    def close(self) -> None:
+        for conn in self._conns:
+            conn.send("stop")
+        for process in self._processes:
+            process.join(10)
+            if process.is_alive():
+                process.kill()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> BreakerFleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _worker(url: str, redis_url: str | None, name: str, calls: int) -> None:
