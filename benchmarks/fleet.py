@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.redis_support starts the redis-server
 
 from mcp_safe_retry import (  # noqa: E402
+    AsyncRetryTransport,
     Budget,
     CircuitOpenError,
     RetryBudget,
@@ -251,6 +252,94 @@ def costs(redis_url: str, rounds: int) -> dict[str, float]:
     return {k: round(statistics.median(v), 3) for k, v in cells.items()}
 
 
+class _Alternating(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An inner transport answering 503 and a JSON result in turn (``every``: 1 answers
+    every request)."""
+
+    def __init__(self, every: int) -> None:
+        from benchmarks._payloads import JSON_HEADERS, json_response
+
+        self._ok = (JSON_HEADERS, json_response(256))
+        self._every = every
+        self._n = 0
+
+    def _answer(self) -> httpx.Response:
+        self._n += 1
+        if self._every > 1 and self._n % self._every:
+            return httpx.Response(503)
+        headers, body = self._ok
+        return httpx.Response(200, headers=headers, content=body)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._answer()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self._answer()
+
+
+_CALL = json.dumps(
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lookup"}}
+).encode()
+
+
+def _transport_cell(mode: str, path: str, shared: tuple[Any, Any] | None, n: int) -> float:
+    """Microseconds per call through a transport: ``path`` "success" (one POST) or "retry"
+    (a 503, then the answer: one budget consult); ``shared``: a Redis budget and breaker."""
+    options: dict[str, Any] = {"policy": POLICY}
+    if shared is not None:
+        options["budget"], options["breaker"] = shared
+    inner = _Alternating(1 if path == "success" else 2)
+    headers = {"content-type": "application/json"}
+
+    def request() -> httpx.Request:
+        return httpx.Request("POST", "http://127.0.0.1:9/mcp", headers=headers, content=_CALL)
+
+    if mode == "sync":
+        sync = RetryTransport(inner, sleep=lambda _: None, **options)
+        started = time.perf_counter()
+        for _ in range(n):
+            sync.handle_request(request()).read()
+        return (time.perf_counter() - started) / n * 1e6
+
+    import anyio
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    transport = AsyncRetryTransport(inner, sleep=no_sleep, **options)
+
+    async def run() -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            await (await transport.handle_async_request(request())).aread()
+        return (time.perf_counter() - started) / n * 1e6
+
+    return anyio.run(run)
+
+
+def transport_costs(redis_url: str, rounds: int) -> dict[str, float]:
+    """Median microseconds per call through sync and async transports with a ``RedisBudget``
+    and a ``RedisCircuitBreaker``, beside the same transports with neither (a local budget,
+    no breaker); success path and retry path; interleaved rounds."""
+    name = f"cost-{uuid.uuid4().hex[:8]}"
+    budget = RedisBudget(redis_url, name=name, burst=1e12)
+    breaker = RedisCircuitBreaker(redis_url, name=name)
+    cells: dict[str, list[float]] = {}
+    sizes = {"success": 4000, "retry": 400}
+    for mode in ("sync", "async"):  # warm up: connect, load the scripts
+        for path in sizes:
+            _transport_cell(mode, path, (budget, breaker), 50)
+    for _ in range(rounds):
+        for mode in ("sync", "async"):
+            for path, n in sizes.items():
+                for label, shared in (("none", None), ("redis", (budget, breaker))):
+                    cell = f"{mode}-{path}-{label}"
+                    cells.setdefault(cell, []).append(_transport_cell(mode, path, shared, n))
+    budget.close()
+    breaker.close()
+    return {k: round(statistics.median(v), 2) for k, v in cells.items()}
+
+
 def write_section(figures: dict[str, Any]) -> None:
     """Replace the fleet section at the end of benchmarks/RESULTS.md (``run.py`` keeps it)."""
     from benchmarks.run import APPENDED
@@ -289,6 +378,26 @@ def write_section(figures: dict[str, Any]) -> None:
         f" {cost['redis-allow']:.0f} |",
         "",
     ]
+    through = figures.get("transportMicroseconds")
+    if through:
+        lines += [
+            "Per call through a transport (median microseconds, interleaved rounds): a"
+            " `RedisBudget` and a `RedisCircuitBreaker` beside neither (the local budget, no"
+            " breaker). Success: one POST answered at once (no round trip to Redis: the"
+            " breaker's closed state is read from its cache, successes are batched). Retry:"
+            " a 503, then the answer (one round trip: the budget's `allow_retry`; an async"
+            " shell makes it in a worker thread).",
+            "",
+            "| shell | path | neither | Redis budget + breaker | added |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for mode in ("sync", "async"):
+            for path in ("success", "retry"):
+                none, redis = through[f"{mode}-{path}-none"], through[f"{mode}-{path}-redis"]
+                lines.append(
+                    f"| {mode} | {path} | {none:.1f} | {redis:.1f} | {redis - none:+.1f} |"
+                )
+        lines.append("")
     report.write_text(text + "\n".join(lines))
 
 
@@ -312,6 +421,7 @@ def main(argv: list[str]) -> int:
             posts["shared"].append(run_fleet(redis.url, workers=args.workers, calls=args.calls))
             posts["local"].append(run_fleet(None, workers=args.workers, calls=args.calls))
         cost = costs(redis.url, args.rounds)
+        through = transport_costs(redis.url, max(args.rounds, 5))
     finally:
         redis.close()
     total = args.workers * args.calls
@@ -323,6 +433,7 @@ def main(argv: list[str]) -> int:
         "bound": 1.1 * total + 10,
         "rounds": posts,
         "microsecondsPerCall": cost,
+        "transportMicroseconds": through,
     }
     if args.write:
         write_section(figures)
@@ -334,6 +445,9 @@ def main(argv: list[str]) -> int:
     print(f"  local budgets:      {figures['postsLocal']:g} POSTs")
     print("budget cost per call, median of interleaved rounds (microseconds):")
     for key, value in cost.items():
+        print(f"  {key}: {value:g}")
+    print("per call through a transport, median (microseconds):")
+    for key, value in through.items():
         print(f"  {key}: {value:g}")
     return 0
 
