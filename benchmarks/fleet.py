@@ -424,6 +424,18 @@ def write_section(figures: dict[str, Any]) -> None:
     report.write_text(text + "\n".join(lines))
 
 
+def start_redis() -> RedisServer | None:
+    """A redis-server of our own, started (the caller closes it); None, said on stderr, when
+    none is installed."""
+    binary = redis_server_binary()
+    if binary is None:
+        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+        return None
+    redis = RedisServer(binary)
+    redis.start()
+    return redis
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -432,12 +444,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--write", action="store_true", help="put them in RESULTS.md too")
     args = parser.parse_args(argv)
-    binary = redis_server_binary()
-    if binary is None:
-        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+    redis = start_redis()
+    if redis is None:
         return 2
-    redis = RedisServer(binary)
-    redis.start()
     try:
         posts: dict[str, list[int]] = {"shared": [], "local": []}
         for _ in range(args.rounds):

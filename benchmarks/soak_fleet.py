@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # tests.redis_support starts the redis-server
+sys.path.insert(0, str(ROOT))  # a checkout: benchmarks.fleet starts the redis-server
 
+from benchmarks.fleet import start_redis  # noqa: E402
 from benchmarks.soak import SoakConfig, run_soak  # noqa: E402
-from tests.redis_support import RedisServer, redis_server_binary  # noqa: E402
 
 __all__ = ["run_fleet_soak"]
 
@@ -86,12 +86,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
     args = parser.parse_args(argv)
-    binary = redis_server_binary()
-    if binary is None:
-        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+    redis = start_redis()
+    if redis is None:
         return 2
-    redis = RedisServer(binary)
-    redis.start()
     try:
         reports = run_fleet_soak(
             redis.url,
