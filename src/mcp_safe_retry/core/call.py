@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .breaker import circuit_open, server_key
+from .breaker import circuit_open
 from .classify import (
     UTF8_CHARSETS,
     Classification,
@@ -126,7 +126,7 @@ class Call(Ledger):
         self.facts = facts
         breaker = engine.breaker
         if breaker is not None and facts.id is not None:
-            self._admit = Admit(breaker, server_key(str(url)))
+            self._admit = Admit(breaker, engine.server_key(str(url)))
         self._session = headers.get("mcp-session-id")
         observed = engine.observed
         self.idempotency = (

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..instrumentation.hooks import Hook
 from ..instrumentation.logs import LoggingHook
-from .breaker import Breaker, CircuitBreaker
+from .breaker import Breaker, CircuitBreaker, server_key
 from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
 from .commands import Consult, Read
@@ -70,6 +70,7 @@ class Engine:
         # async shell, so that a round trip never blocks its event loop).
         self.consult = None if type(self.budget) in _LOCAL_BUDGETS else Consult(self.budget)
         self.breaker_inline = type(breaker) is CircuitBreaker
+        self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures
         self.observed = Observed()
         self._lock = threading.Lock()  # the resumable calls
@@ -106,6 +107,15 @@ class Engine:
             self._resumable[event_id] = call
             while len(self._resumable) > 256:
                 self._resumable.popitem(last=False)
+
+    def server_key(self, url: str) -> str:
+        """The breaker's key for a request URL (``breaker.server_key``), remembered."""
+        key = self._keys.get(url)
+        if key is None:
+            if len(self._keys) >= 1024:  # a transport sent to many URLs: start over
+                self._keys.clear()
+            key = self._keys[url] = server_key(url)
+        return key
 
     def fresh_id(self) -> str:
         """A request id never used before (the spec forbids re-using one)."""
