@@ -408,8 +408,10 @@ def write_section(figures: dict[str, Any]) -> None:
             " `RedisBudget` and a `RedisCircuitBreaker` beside neither (the local budget, no"
             " breaker). Success: one POST answered at once (no round trip to Redis: the"
             " breaker's closed state is read from its cache, successes are batched). Retry:"
-            " a 503, then the answer (one round trip: the budget's `allow_retry`; an async"
-            " shell makes it in a worker thread).",
+            " a 503, then the answer (one round trip on the call's path: the budget's"
+            " `allow_retry`, which an async shell makes in a worker thread; the failure also"
+            " wakes the breaker's background thread, which tells Redis at once and shares"
+            " the cores meanwhile).",
             "",
             "| shell | path | neither | Redis budget + breaker | added |",
             "| --- | --- | --- | --- | --- |",
