@@ -418,3 +418,28 @@ async def test_async_shells_await_the_breaker(anyio_backend: str) -> None:
         with pytest.raises(CircuitOpenError):
             await client.post(A, json={**UNSAFE, "id": 2})
     assert len(script.requests) == 2
+
+
+@pytest.mark.parametrize("allow", [True, False])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_broken_stream_asks_a_budget_of_the_shells_before_its_reissue(
+    mode: str, allow: bool
+) -> None:
+    budget = AskedBudget(allow)
+    broken = sse_reply(lambda i: [b": ping\n\n"], fail=httpx.ReadError("cut"))
+    script = Script(broken, json_reply(body=ok_result))
+    post = poster(mode, script, budget=budget)
+    if allow:  # re-issued, and its answer spliced into the stream the caller reads
+        response = post(A, {**READ, "id": 7})
+        event = json.loads(response.content.decode().split("data: ", 1)[1])
+        assert event["id"] == 7 and "result" in event
+        record = get_record(response)
+        assert record is not None and record.post_count == 2
+    else:  # throttled: the stream ends broken, as it would with no retry left
+        with pytest.raises(httpx.ReadError) as info:
+            post(A, {**READ, "id": 7})
+        record = get_record(info.value)
+        assert record is not None and record.post_count == 1
+        assert record.attempts[-1].decision is not None
+        assert record.attempts[-1].decision.reason is Reason.THROTTLED
+    assert budget.asked == 1
