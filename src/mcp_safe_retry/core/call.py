@@ -3,9 +3,10 @@
 A shell starts a call (``start``) and carries out the command it gets back, feeding the call
 what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``, and the
 answers of the breaker and the budget: ``admitted``, ``consulted``) until a command hands the
-answer on or ends it. Every decision lives here: whether to retry, how
-long to wait, whether an answer is read whole or streamed, when a failure is contained, what
-ends a broken SSE answer. Nothing here touches a socket, sleeps or imports an HTTP library.
+answer on or ends it. Every decision lives here: whether to retry, how long to wait, whether
+an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
+answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
+HTTP library.
 """
 
 from __future__ import annotations
