@@ -26,7 +26,7 @@ Rule = tuple[str, str]
 # Async to sync: whole words, applied in order.
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
-    ("import anyio\n", "import time\n"),  # the import sorter moves it where it belongs
+    ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
     ("Awaitable[None]", "None"),
     ("Awaitable[Ended]", "Ended"),
     ("Awaitable, ", ""),
@@ -44,6 +44,7 @@ UNASYNC: Sequence[Rule] = (
     ("allow_retry_async", "allow_retry"),
     ("allow_async", "allow"),
     ("anyio.sleep", "time.sleep"),
+    ("anyio.Lock", "threading.Lock"),
     ("awaited with", "called with"),
     ("The async httpx shell", "The sync httpx shell"),
     ("The bodies of the async httpx shell", "The bodies of the sync httpx shell"),

@@ -64,6 +64,8 @@ from .policy import (
     retries_after,
 )
 from .records import AttemptValues, RetryOrigin
+from .renewing import Renewing
+from .session import SESSION_HEADER
 from .sse import encode_event
 from .stream import StreamTracker
 
@@ -77,7 +79,8 @@ IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _RESUMED, _HELD = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.HELD
+_POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
+_HELD = AttemptKind.HELD
 _THROTTLED = Decision(Action.STOP, Reason.THROTTLED)
 _HELD_BACK = Decision(Action.STOP, Reason.CIRCUIT_OPEN)
 _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
@@ -96,7 +99,7 @@ class Head(NamedTuple):
     encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
 
 
-class Call(Ledger):
+class Call(Renewing, Ledger):
     """The state of one logical call across its attempts."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
@@ -128,7 +131,7 @@ class Call(Ledger):
         breaker = engine.breaker
         if breaker is not None and facts.id is not None:
             self._admit = Admit(breaker, engine.server_key(str(url)))
-        self._session = headers.get("mcp-session-id")
+        self._session = self._sent_session = headers.get(SESSION_HEADER)
         observed = engine.observed
         self.idempotency = (
             Idempotency.UNSAFE
@@ -193,6 +196,9 @@ class Call(Ledger):
 
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
+        if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
+            self._reading = head
+            return self._engine.read
         if (
             200 <= head.status < 300
             and not self.facts.is_notification
@@ -216,6 +222,8 @@ class Call(Ledger):
         """The whole body of the answer a ``Read`` asked for."""
         head = self._reading
         assert head is not None  # a Read follows headed()
+        if self._renewal is not None:
+            return self._renewal_answered(head, body)
         facts = self.facts
         resuming = self._resuming
         # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
@@ -228,6 +236,8 @@ class Call(Ledger):
             max_event_bytes=self._engine.max_event_bytes,
             want_message=self._wants_message(),
         )
+        if head.status == 404 and self._renewable(classification):
+            return self._session_lost(head, body, classification)
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
@@ -242,12 +252,7 @@ class Call(Ledger):
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
-            event = self._splice_event() or self.contained(in_stream=True)
-            if event is None:
-                return Break(
-                    f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
-                )
-            return EndStream(event)
+            return self._reissued_end(head)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
@@ -255,6 +260,8 @@ class Call(Ledger):
         """A network error instead of a response (or while its body was read)."""
         resuming = self._resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
+        if self._renewal is not None:
+            return self._renewal_over(classification, None, error_kind=kind)
         decision = self._settle(classification, None, error_kind=kind)
         if decision.retry:
             return self._next(decision, lambda: self.failed(error, kind, detail))
@@ -341,7 +348,11 @@ class Call(Ledger):
                 kind=_HELD if held else None,
             )
             return
-        # Between attempts (in the backoff): the planned retry is never sent.
+        # Between attempts (in the backoff, or waiting for the session lock).
+        self._stop_planned(stop, now)
+
+    def _stop_planned(self, stop: Decision, now: float) -> None:
+        """The retry the last attempt planned is never sent: the call ends with it."""
         last = self._attempts[-1]
         self._attempts[-1] = last._replace(decision=stop)
         self.done = True
@@ -380,7 +391,7 @@ class Call(Ledger):
         self._in_flight = True
         self._head = None
         content = self._content
-        return _SEND_AS_IS if content is None else Send(content)
+        return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
 
     def _go(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
@@ -505,12 +516,17 @@ class Call(Ledger):
         retry_after: float | None,
         message: JSON,
         now: float,
+        final: Classification | None = None,
         kind: AttemptKind | None = None,
     ) -> Decision:
-        """Append the attempt that just ended, with what follows it, for the hooks too."""
+        """Append the attempt that just ended, with what follows it, for the hooks too
+        (``final``: the call's verdict if it ends here, when not the attempt's own)."""
         engine = self._engine
         self._in_flight = False
         resuming = self._resuming
+        renewal = self._renewal
+        if final is None:
+            final = classification
         attempt = AttemptValues(
             len(self._attempts) + 1,
             RetryOrigin.APPLICATION if resuming else self._origin,
@@ -524,7 +540,8 @@ class Call(Ledger):
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            kind or (_RESUMED if resuming else _POSTED),
+            kind or (_RESUMED if resuming else _POSTED if renewal is None else _RENEWING),
+            self._sent_session if renewal is None else renewal.session,
         )
         self._attempts.append(attempt)
         self._resuming = False
@@ -534,23 +551,37 @@ class Call(Ledger):
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, classification, message)
-        snapshot = self._take_snapshot(classification if self.done else None, now)
+            engine.observed.learn(self.facts, final, message, self._session)
+        snapshot = self._take_snapshot(final if self.done else None, now)
         listeners = engine.listeners()
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
         if self.done:
-            self._finish(snapshot, classification, now, listeners)
+            self._finish(snapshot, final, now, listeners)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
         engine = self._engine
+        facts = self.facts
         self._delay = decision.delay
         self._origin = RetryOrigin.SDK
+        if facts.id is None:  # a notification has no id to change: it goes as it came
+            if self._content is None:
+                self._content = facts.source
+            return
         self._wire_id = engine.fresh_id()
-        self._content = with_id(self.facts.exact_message(), self._wire_id)
-        if self.facts.id is not None:
-            engine.observed.resent(self._session, self.facts.id, self._wire_id)
+        self._content = with_id(facts.exact_message(), self._wire_id)
+        engine.observed.resent(self._session, facts.id, self._wire_id)
+
+    def _reissued_end(self, head: Head) -> Command:
+        """How the SSE answer already handed on ends, its re-issued request answered by
+        ``head`` (and the last answer read): with that answer, or a contained failure."""
+        event = self._splice_event() or self.contained(in_stream=True)
+        if event is None:
+            return Break(
+                f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
+            )
+        return EndStream(event)
 
     def _splice_event(self) -> bytes | None:
         """The last read answer as one SSE event for the caller's id, to end a stream that

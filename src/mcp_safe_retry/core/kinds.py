@@ -12,6 +12,9 @@ class AttemptKind(StrEnum):
 
     POST = "post"  # the call's POST (the first, or a re-send)
     RESUME = "resume"  # the client's GET with Last-Event-ID, resuming a broken stream
+    # The client's initialize replayed (then notifications/initialized) to open a new
+    # session after the server answered 404 for the old one: not a POST of the call.
+    REINITIALISE = "reinitialise"
     HELD = "held"  # not sent: the circuit breaker held it back
 
 

@@ -37,7 +37,8 @@ class RetryOrigin(StrEnum):
 
 @attrs.frozen
 class Attempt:
-    """One HTTP POST of a call and how it ended.
+    """One attempt of a call (an HTTP POST, a resuming GET, or a re-initialise) and how it
+    ended.
 
     ``delay`` is the time slept before it; ``elapsed`` the seconds from the call's start to
     the moment it was sent; ``decision`` what followed it (None while it is still streaming).
@@ -56,6 +57,9 @@ class Attempt:
     elapsed: float = 0.0
     duration: float = 0.0
     kind: str = AttemptKind.POST  # RESUME: the client's GET with Last-Event-ID, not a POST
+    # The Mcp-Session-Id it was sent with (a REINITIALISE: the session it opened); like
+    # CallRecord.session_id, never in to_dict().
+    session_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -106,7 +110,8 @@ class CallRecord:
 
     @property
     def post_count(self) -> int:
-        """POSTs sent (a resumption GET is an attempt, not a POST)."""
+        """POSTs of the call's request sent (a resumption GET and a re-initialise are
+        attempts, not POSTs of the call)."""
         return sum(1 for a in self.attempts if a.kind == AttemptKind.POST)
 
     @property
@@ -163,6 +168,7 @@ class AttemptValues(NamedTuple):
     elapsed: float
     duration: float
     kind: str
+    session_id: str | None = None
 
 
 class LazyRecord:
