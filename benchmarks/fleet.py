@@ -7,7 +7,12 @@ of one name on a real redis-server started here; in the ``local`` mode each has 
 ``RetryBudget``. The server counts the POSTs. Rounds alternate between the modes.
 
 Then the added cost of the Redis budget per call: ``record()`` (the success path: no round
-trip) and ``allow_retry()`` (the retry path: one round trip), beside the local budget's.
+trip) and ``allow_retry()`` (the retry path: one round trip), beside the local budget's; and
+the added cost per call through a transport with a ``RedisBudget`` and a
+``RedisCircuitBreaker`` (success path, retry path), beside one with neither.
+
+``breaker_fleet()`` (used by the tests) runs the fleet breaker: worker processes with one
+``RedisCircuitBreaker`` name, a trip in one holding the others back, a probe closing it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import multiprocessing.connection
 import statistics
 import sys
 import threading
@@ -29,8 +35,17 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.redis_support starts the redis-server
 
-from mcp_safe_retry import Budget, RetryBudget, RetryPolicy, RetryTransport  # noqa: E402
-from mcp_safe_retry.redis import RedisBudget  # noqa: E402
+from mcp_safe_retry import (  # noqa: E402
+    AsyncRetryTransport,
+    Budget,
+    CircuitBreaker,
+    CircuitOpenError,
+    RetryBudget,
+    RetryPolicy,
+    RetryTransport,
+    get_record,
+)
+from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker  # noqa: E402
 from tests.redis_support import RedisServer, redis_server_binary  # noqa: E402
 
 POLICY = RetryPolicy(tools={"lookup": "read"})
@@ -51,6 +66,126 @@ class _Outage(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
+
+
+class _Switch(BaseHTTPRequestHandler):
+    """Answers every POST with 503 while ``down``, else with a JSON-RPC result for its id."""
+
+    protocol_version = "HTTP/1.1"
+    down = False
+    posts = 0
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with _Switch.lock:
+            _Switch.posts += 1
+        if _Switch.down:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        request_id = json.loads(body).get("id")
+        result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        out = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+BREAKER_REFRESH = 0.2
+BREAKER_OPEN_FOR = 1.0
+
+
+def _breaker_worker(
+    url: str, redis_url: str, name: str, conn: multiprocessing.connection.Connection
+) -> None:
+    """Make one UNSAFE call per ``"call"`` received; answer with how it ended: the HTTP
+    status, or ``"circuit_open"`` (with the POSTs its record counts)."""
+    breaker = RedisCircuitBreaker(
+        redis_url, name=name, refresh=BREAKER_REFRESH, open_for=BREAKER_OPEN_FOR
+    )
+    transport = RetryTransport(httpx.HTTPTransport(), breaker=breaker, sleep=lambda _: None)
+    with httpx.Client(transport=transport, timeout=10) as client:
+        number = 0
+        while conn.poll(60) and conn.recv() == "call":
+            number += 1
+            params = {"name": "charge", "arguments": {"n": number}}
+            message = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+            try:
+                response = client.post(url, json=message)
+            except CircuitOpenError as exc:
+                record = get_record(exc)
+                conn.send(("circuit_open", record.post_count if record else -1))
+            else:
+                conn.send((str(response.status_code), 1))
+    breaker.close()
+
+
+class BreakerFleet:
+    """Worker processes sharing one ``RedisCircuitBreaker`` name, over a switchable server.
+
+    ``call(i)`` has worker ``i`` make one call and returns ``(how it ended, POSTs)``;
+    ``down`` switches the server between 503 to everything and healthy answers;
+    ``posts`` counts what the server received.
+    """
+
+    def __init__(self, redis_url: str, workers: int = 3) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Switch)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        _Switch.posts, _Switch.down = 0, False
+        url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
+        name = f"breaker-{uuid.uuid4().hex[:8]}"
+        context = multiprocessing.get_context("spawn")
+        self._conns = []
+        self._processes = []
+        for _ in range(workers):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_breaker_worker, args=(url, redis_url, name, theirs))
+            process.start()
+            self._conns.append(ours)
+            self._processes.append(process)
+
+    @property
+    def posts(self) -> int:
+        return _Switch.posts
+
+    @property
+    def down(self) -> bool:
+        return _Switch.down
+
+    @down.setter
+    def down(self, value: bool) -> None:
+        _Switch.down = value
+
+    def call(self, worker: int) -> tuple[str, int]:
+        conn = self._conns[worker]
+        conn.send("call")
+        if not conn.poll(60):
+            raise RuntimeError(f"worker {worker} did not answer")
+        answer: tuple[str, int] = conn.recv()
+        return answer
+
+    def close(self) -> None:
+        for conn in self._conns:
+            conn.send("stop")
+        for process in self._processes:
+            process.join(10)
+            if process.is_alive():
+                process.kill()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> BreakerFleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _worker(url: str, redis_url: str | None, name: str, calls: int) -> None:
@@ -107,15 +242,120 @@ def costs(redis_url: str, rounds: int) -> dict[str, float]:
     local = RetryBudget(burst=1e12)
     shared = RedisBudget(redis_url, name=f"cost-{uuid.uuid4().hex[:8]}", burst=1e12)
     shared.allow_retry()  # connect and load the script
+    key = "http://127.0.0.1:9/mcp"
+    local_breaker = CircuitBreaker()
+    shared_breaker = RedisCircuitBreaker(redis_url, name=f"cost-{uuid.uuid4().hex[:8]}")
+    shared_breaker.allow(key)
+
+    def local_pass() -> None:  # what a transport asks and tells per successful attempt
+        local_breaker.allow(key)
+        local_breaker.record(key, failed=False)
+
+    def shared_pass() -> None:
+        shared_breaker.allow(key)
+        shared_breaker.record(key, failed=False)
+
     cells: dict[str, list[float]] = {k: [] for k in ("local-record", "redis-record")}
     cells |= {"local-allow": [], "redis-allow": []}
+    cells |= {"local-breaker": [], "redis-breaker": []}
     for _ in range(rounds):
+        cells["local-breaker"].append(_per_call(local_pass, 20000))
+        cells["redis-breaker"].append(_per_call(shared_pass, 20000))
         cells["local-record"].append(_per_call(lambda: local.record(failed=False), 20000))
         cells["redis-record"].append(_per_call(lambda: shared.record(failed=False), 20000))
         cells["local-allow"].append(_per_call(local.allow_retry, 2000))
         cells["redis-allow"].append(_per_call(shared.allow_retry, 500))
     shared.close()
+    shared_breaker.close()
     return {k: round(statistics.median(v), 3) for k, v in cells.items()}
+
+
+class _Alternating(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An inner transport answering 503 and a JSON result in turn (``every``: 1 answers
+    every request)."""
+
+    def __init__(self, every: int) -> None:
+        from benchmarks._payloads import JSON_HEADERS, json_response
+
+        self._ok = (JSON_HEADERS, json_response(256))
+        self._every = every
+        self._n = 0
+
+    def _answer(self) -> httpx.Response:
+        self._n += 1
+        if self._every > 1 and self._n % self._every:
+            return httpx.Response(503)
+        headers, body = self._ok
+        return httpx.Response(200, headers=headers, content=body)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._answer()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self._answer()
+
+
+_CALL = json.dumps(
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lookup"}}
+).encode()
+
+
+def _transport_cell(mode: str, path: str, shared: tuple[Any, Any] | None, n: int) -> float:
+    """Microseconds per call through a transport: ``path`` "success" (one POST) or "retry"
+    (a 503, then the answer: one budget consult); ``shared``: a Redis budget and breaker."""
+    options: dict[str, Any] = {"policy": POLICY}
+    if shared is not None:
+        options["budget"], options["breaker"] = shared
+    inner = _Alternating(1 if path == "success" else 2)
+    headers = {"content-type": "application/json"}
+
+    def request() -> httpx.Request:
+        return httpx.Request("POST", "http://127.0.0.1:9/mcp", headers=headers, content=_CALL)
+
+    if mode == "sync":
+        sync = RetryTransport(inner, sleep=lambda _: None, **options)
+        started = time.perf_counter()
+        for _ in range(n):
+            sync.handle_request(request()).read()
+        return (time.perf_counter() - started) / n * 1e6
+
+    import anyio
+
+    async def no_sleep(_: float) -> None:
+        return None
+
+    transport = AsyncRetryTransport(inner, sleep=no_sleep, **options)
+
+    async def run() -> float:
+        started = time.perf_counter()
+        for _ in range(n):
+            await (await transport.handle_async_request(request())).aread()
+        return (time.perf_counter() - started) / n * 1e6
+
+    return anyio.run(run)
+
+
+def transport_costs(redis_url: str, rounds: int) -> dict[str, float]:
+    """Median microseconds per call through sync and async transports with a ``RedisBudget``
+    and a ``RedisCircuitBreaker``, beside the same transports with neither (a local budget,
+    no breaker); success path and retry path; interleaved rounds."""
+    name = f"cost-{uuid.uuid4().hex[:8]}"
+    budget = RedisBudget(redis_url, name=name, burst=1e12)
+    breaker = RedisCircuitBreaker(redis_url, name=name)
+    cells: dict[str, list[float]] = {}
+    sizes = {"success": 400, "retry": 100}  # small cells, many rounds: the noise averages out
+    for mode in ("sync", "async"):  # warm up: connect, load the scripts
+        for path in sizes:
+            _transport_cell(mode, path, (budget, breaker), 50)
+    for _ in range(rounds):
+        for mode in ("sync", "async"):
+            for path, n in sizes.items():
+                for label, shared in (("none", None), ("redis", (budget, breaker))):
+                    cell = f"{mode}-{path}-{label}"
+                    cells.setdefault(cell, []).append(_transport_cell(mode, path, shared, n))
+    budget.close()
+    breaker.close()
+    return {k: round(statistics.median(v), 2) for k, v in cells.items()}
 
 
 def write_section(figures: dict[str, Any]) -> None:
@@ -155,8 +395,47 @@ def write_section(figures: dict[str, Any]) -> None:
         f"| `allow_retry()`, the retry path (one round trip) | {cost['local-allow']:.2f} |"
         f" {cost['redis-allow']:.0f} |",
         "",
+        "The breaker's `allow(key)` and `record(key, failed=False)` per successful attempt"
+        " (no round trip: the closed state is read from the cache, the outcome batched):"
+        f" {cost['redis-breaker']:.2f} µs for a `RedisCircuitBreaker`,"
+        f" {cost['local-breaker']:.2f} µs for a `CircuitBreaker`.",
+        "",
     ]
+    through = figures.get("transportMicroseconds")
+    if through:
+        lines += [
+            "Per call through a transport (median microseconds, interleaved rounds): a"
+            " `RedisBudget` and a `RedisCircuitBreaker` beside neither (the local budget, no"
+            " breaker). Success: one POST answered at once (no round trip to Redis: the"
+            " breaker's closed state is read from its cache, successes are batched). Retry:"
+            " a 503, then the answer (one round trip on the call's path: the budget's"
+            " `allow_retry`, which an async shell makes in a worker thread; the failure also"
+            " wakes the breaker's background thread, which tells Redis at once and shares"
+            " the cores meanwhile).",
+            "",
+            "| shell | path | neither | Redis budget + breaker | added |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for mode in ("sync", "async"):
+            for path in ("success", "retry"):
+                none, redis = through[f"{mode}-{path}-none"], through[f"{mode}-{path}-redis"]
+                lines.append(
+                    f"| {mode} | {path} | {none:.1f} | {redis:.1f} | {redis - none:+.1f} |"
+                )
+        lines.append("")
     report.write_text(text + "\n".join(lines))
+
+
+def start_redis() -> RedisServer | None:
+    """A redis-server of our own, started (the caller closes it); None, said on stderr, when
+    none is installed."""
+    binary = redis_server_binary()
+    if binary is None:
+        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+        return None
+    redis = RedisServer(binary)
+    redis.start()
+    return redis
 
 
 def main(argv: list[str]) -> int:
@@ -167,18 +446,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--write", action="store_true", help="put them in RESULTS.md too")
     args = parser.parse_args(argv)
-    binary = redis_server_binary()
-    if binary is None:
-        print("redis-server not found (see scripts/test.sh)", file=sys.stderr)
+    redis = start_redis()
+    if redis is None:
         return 2
-    redis = RedisServer(binary)
-    redis.start()
     try:
         posts: dict[str, list[int]] = {"shared": [], "local": []}
         for _ in range(args.rounds):
             posts["shared"].append(run_fleet(redis.url, workers=args.workers, calls=args.calls))
             posts["local"].append(run_fleet(None, workers=args.workers, calls=args.calls))
         cost = costs(redis.url, args.rounds)
+        through = transport_costs(redis.url, max(args.rounds * 6, 30))
     finally:
         redis.close()
     total = args.workers * args.calls
@@ -190,6 +467,7 @@ def main(argv: list[str]) -> int:
         "bound": 1.1 * total + 10,
         "rounds": posts,
         "microsecondsPerCall": cost,
+        "transportMicroseconds": through,
     }
     if args.write:
         write_section(figures)
@@ -201,6 +479,9 @@ def main(argv: list[str]) -> int:
     print(f"  local budgets:      {figures['postsLocal']:g} POSTs")
     print("budget cost per call, median of interleaved rounds (microseconds):")
     for key, value in cost.items():
+        print(f"  {key}: {value:g}")
+    print("per call through a transport, median (microseconds):")
+    for key, value in through.items():
         print(f"  {key}: {value:g}")
     return 0
 

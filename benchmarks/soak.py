@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 
 if importlib.util.find_spec("mcp_safe_retry") is None:  # a checkout without an install
@@ -205,6 +206,9 @@ class SoakConfig:
         budget_tokens: ``RetryBudget`` burst; large, so the run measures the policy.
         budget_ratio: Retries a healthy attempt earns back (``per_success``).
         call_timeout: Seconds one call may take before it is cancelled (counted as a hang).
+        redis_url: A Redis to share the budget and a breaker through (the fleet mode,
+            ``benchmarks/soak_fleet.py``); None: a local ``RetryBudget`` and no breaker.
+        shared_name: The name the fleet's ``RedisBudget`` and ``RedisCircuitBreaker`` share.
         global_timeout: Seconds the whole run may take; then everything is cancelled.
         faults: The fault mix.
     """
@@ -223,6 +227,8 @@ class SoakConfig:
     call_timeout: float = 30.0
     global_timeout: float = 900.0
     faults: tuple[Fault, ...] = FAULTS
+    redis_url: str | None = None
+    shared_name: str = "soak"
 
     def policy(self) -> RetryPolicy:
         """The retry policy of every transport in the run."""
@@ -435,18 +441,41 @@ class _Clients:
         self.modern = modern
         self.legacy = legacy
         self.policy = config.policy()
-        self.budget = RetryBudget(config.budget_tokens, config.budget_ratio)
+        self.budget: Any = RetryBudget(config.budget_tokens, config.budget_ratio)
+        self.breaker: Any = None
+        if config.redis_url is not None:
+            from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
+
+            name = config.shared_name
+            self.budget = RedisBudget(
+                config.redis_url, name=name, burst=config.budget_tokens, per_success=1.0
+            )
+            # Every call of a kitchen goes to one URL (the run is in the query): a breaker
+            # with its default threshold would trip on the mix of faults, and the checks
+            # below know nothing of held attempts. So it counts, shares and reads its
+            # state through Redis like any other, and never opens.
+            self.breaker = RedisCircuitBreaker(
+                config.redis_url,
+                name=name,
+                failure_threshold=10**9,
+                failure_ratio=1.0,
+                min_calls=10**9,
+            )
         self.index = _RecordIndex()
         timeout = httpx.Timeout(10.0)
         self.raw = httpx.AsyncClient(
             transport=AsyncRetryTransport(
-                policy=self.policy, budget=self.budget, hooks=[self.index]
+                policy=self.policy, budget=self.budget, breaker=self.breaker, hooks=[self.index]
             ),
             timeout=timeout,
         )
         self.raw_contained = httpx.AsyncClient(
             transport=AsyncRetryTransport(
-                policy=self.policy, budget=self.budget, hooks=[self.index], contain_failures=True
+                policy=self.policy,
+                budget=self.budget,
+                breaker=self.breaker,
+                hooks=[self.index],
+                contain_failures=True,
             ),
             timeout=timeout,
         )
@@ -454,6 +483,13 @@ class _Clients:
     async def aclose(self) -> None:
         await self.raw.aclose()
         await self.raw_contained.aclose()
+        if self.breaker is not None:  # shared: the transports never close them
+            await anyio.to_thread.run_sync(self.breaker.close)
+            await anyio.to_thread.run_sync(self.budget.close)
+
+    def tokens(self) -> float:
+        """The budget's tokens left (the shared count for a fleet; 0 if Redis is away)."""
+        return float(self.budget.tokens or 0.0)
 
     async def call(self, call: PlannedCall) -> CallResult:
         """Make one call on its path; never raises (but for cancellation)."""
@@ -511,7 +547,11 @@ class _Clients:
         history = History(maxlen=64)  # this session's records only
         outcome = "no_response"
         async with mcp_client(
-            policy=self.policy, history=history, budget=self.budget, timeout=10.0
+            policy=self.policy,
+            history=history,
+            budget=self.budget,
+            breaker=self.breaker,
+            timeout=10.0,
         ) as http:
             try:
                 async with Client(
@@ -656,9 +696,10 @@ def run_soak(config: SoakConfig) -> SoakReport:
                 clients = _Clients(config, modern, legacy)
                 try:
                     results = await _drive(config, clients, plan)
+                    tokens = await anyio.to_thread.run_sync(clients.tokens)
                 finally:
                     await clients.aclose()
-                return results, clients.budget.tokens
+                return results, tokens
 
             results, tokens = anyio.run(go)
             duration = time.perf_counter() - start

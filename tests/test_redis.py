@@ -400,8 +400,9 @@ def test_a_forgotten_budget_leaves_no_thread_behind(redis_server: RedisServer) -
 async def test_a_sync_consult_on_an_event_loop_never_waits_on_redis(
     redis_server: RedisServer,
 ) -> None:
-    # Today's async shells consult the budget without awaiting: it answers from the shared
-    # count last read and sends the spend in the background.
+    # A consult made on the event loop without awaiting (allow_retry(), not
+    # allow_retry_async()) answers from the shared count last read and sends the spend in
+    # the background; the transport below awaits allow_retry_async() (a worker thread).
     n = name()
     with (
         RedisBudget(redis_server.url, name=n, burst=5) as a,

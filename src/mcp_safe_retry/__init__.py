@@ -17,7 +17,7 @@ from .core.policy import Action, Decision, Idempotency, Jitter, Reason, RetryPol
 from .core.records import Attempt, CallRecord, History, RetryOrigin
 from .instrumentation.hooks import Hook
 from .instrumentation.jsonlines import JsonLinesSink
-from .shells.errors_httpx import BodyTooLarge
+from .shells.errors_httpx import BodyTooLarge, CircuitOpenError
 from .shells.generated.httpx_sync import RetryTransport
 from .shells.httpx_async import AsyncRetryTransport, mcp_client
 
@@ -35,6 +35,7 @@ __all__ = [
     "Budget",
     "CallRecord",
     "CircuitBreaker",
+    "CircuitOpenError",
     "Classification",
     "Decision",
     "GrpcBudget",

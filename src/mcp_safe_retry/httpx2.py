@@ -4,8 +4,14 @@ Same engine, same signatures and behaviour as ``mcp_safe_retry.RetryTransport`` 
 ``mcp_safe_retry.AsyncRetryTransport``; importing this module requires ``httpx2``.
 """
 
-from .shells.generated.errors_httpx2 import BodyTooLarge
+from .shells.generated.errors_httpx2 import BodyTooLarge, CircuitOpenError
 from .shells.generated.httpx2_async import AsyncRetryTransport, mcp_client
 from .shells.generated.httpx2_sync import RetryTransport
 
-__all__ = ["AsyncRetryTransport", "BodyTooLarge", "RetryTransport", "mcp_client"]
+__all__ = [
+    "AsyncRetryTransport",
+    "BodyTooLarge",
+    "CircuitOpenError",
+    "RetryTransport",
+    "mcp_client",
+]

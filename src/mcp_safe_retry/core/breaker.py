@@ -123,7 +123,9 @@ def should_trip(settings: BreakerSettings, consecutive: int, calls: int, failure
 @runtime_checkable
 class Breaker(Protocol):
     """What the shells need from a breaker; ``mcp_safe_retry.redis.RedisCircuitBreaker``
-    implements the same three methods over shared storage."""
+    implements the same three methods over shared storage. A breaker that also has
+    ``retry_in(key)`` (seconds until an open circuit's next probe, or None) has it named in
+    the message of a request it held back."""
 
     def allow(self, key: str) -> bool:
         """May a request to ``key`` be sent now? Called by sync shells."""

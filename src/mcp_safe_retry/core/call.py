@@ -1,17 +1,20 @@
 """One call's state machine, sans I/O: fed events, it answers with the command to carry out.
 
 A shell starts a call (``start``) and carries out the command it gets back, feeding the call
-what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``) until a
-command hands the answer on or ends it. Every decision lives here: whether to retry, how
-long to wait, whether an answer is read whole or streamed, when a failure is contained, what
-ends a broken SSE answer. Nothing here touches a socket, sleeps or imports an HTTP library.
+what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``, and the
+answers of the breaker and the budget: ``admitted``, ``consulted``) until a command hands the
+answer on or ends it. Every decision lives here: whether to retry, how long to wait, whether
+an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
+answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
+HTTP library.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .breaker import circuit_open
 from .classify import (
     UTF8_CHARSETS,
     Classification,
@@ -23,12 +26,14 @@ from .classify import (
 from .commands import (
     END_STREAM,
     HAND_ON,
+    Admit,
     Break,
     Command,
     Contain,
     EndStream,
     HandOn,
     Raise,
+    Refuse,
     Send,
     Sleep,
     Stream,
@@ -75,6 +80,13 @@ IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
+_HELD = AttemptKind.HELD
+_THROTTLED = Decision(Action.STOP, Reason.THROTTLED)
+_HELD_BACK = Decision(Action.STOP, Reason.CIRCUIT_OPEN)
+_ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
+_ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
+"""What ``_settle`` answers when a shared budget must be asked before a retry is decided:
+the attempt is settled again (its event replayed) once the budget has answered."""
 
 
 class Head(NamedTuple):
@@ -102,6 +114,10 @@ class Call(Renewing, Ledger):
     _resuming = False
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
+    _admit: Admit | None = None  # with a breaker: the command that asks it before a send
+    _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
+    _answered = False  # while replaying: the budget has answered...
+    _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
 
     def __init__(
         self,
@@ -109,9 +125,13 @@ class Call(Renewing, Ledger):
         facts: RequestFacts,
         headers: Mapping[str, str],
         extensions: Mapping[str, Any],
+        url: object = None,
     ) -> None:
         self._engine = engine
         self.facts = facts
+        breaker = engine.breaker
+        if breaker is not None and facts.id is not None:
+            self._admit = Admit(breaker, engine.server_key(str(url)))
         self._session = self._sent_session = headers.get(SESSION_HEADER)
         observed = engine.observed
         self.idempotency = (
@@ -141,11 +161,39 @@ class Call(Renewing, Ledger):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
             return _RESUME
-        return self._send()
+        return self._go()
 
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
-        return self._send()
+        return self._go()
+
+    def admitted(self, allowed: bool) -> Command:
+        """The breaker's answer to an ``Admit``: send, or end the call unsent."""
+        if allowed:
+            return self._send()
+        admit = self._admit
+        assert admit is not None  # an Admit was asked
+        retry_in = getattr(admit.breaker, "retry_in", None)
+        classification = circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
+        self._sent_at = now = self._engine.clock()
+        self._record(
+            _HELD_BACK,
+            classification,
+            head=None,
+            error_kind=classification.error_kind,
+            retry_after=None,
+            message=None,
+            now=now,
+            kind=_HELD,
+        )
+        contained = self.contained(in_stream=self._reissued)
+        if contained is None:
+            return Refuse(classification.detail or "circuit open")
+        return EndStream(contained) if self._reissued else Contain(contained)
+
+    def consulted(self, allowed: bool) -> Command:
+        """The budget's answer to a ``Consult``: the attempt is settled with it."""
+        return self._settle_again(None if allowed else _THROTTLED)
 
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
@@ -199,7 +247,7 @@ class Call(Renewing, Ledger):
             retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())
         decision = self._settle(classification, head, retry_after=retry_after, message=message)
         if decision.retry:
-            return self._next(decision)
+            return self._next(decision, lambda: self.received(body))
         self._message = message
         self._message_source = source
         if resuming:
@@ -217,7 +265,7 @@ class Call(Renewing, Ledger):
             return self._renewal_over(classification, None, error_kind=kind)
         decision = self._settle(classification, None, error_kind=kind)
         if decision.retry:
-            return self._next(decision)
+            return self._next(decision, lambda: self.failed(error, kind, detail))
         self.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
@@ -244,6 +292,8 @@ class Call(Renewing, Ledger):
         """
         if not self.done:
             decision = self._stream_settled(tracker, kind, detail if error is not None else None)
+            if decision is _ASK_BUDGET:
+                return self._next(decision, lambda: self.stream_ended(tracker, error, kind, detail))
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
@@ -262,6 +312,7 @@ class Call(Renewing, Ledger):
         if self.done:
             return
         if tracker.classification is not None:
+            self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
             self._stream_settled(tracker, None, None)
         else:
             self.abandoned(None)
@@ -275,9 +326,13 @@ class Call(Renewing, Ledger):
             detail = "closed by the caller before the response"
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        stop = Decision(Action.STOP, Reason.ABANDONED)
+        if self._replay is not None:  # awaiting the budget: settle the attempt as abandoned
+            self._settle_again(_ABANDONED)
+            return
+        stop = _ABANDONED
         now = self._engine.clock()
-        if self._in_flight:
+        held = not self._attempts and not self._in_flight  # awaiting the breaker: unsent
+        if self._in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
                 ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
             else:
@@ -291,6 +346,7 @@ class Call(Renewing, Ledger):
                 retry_after=None,
                 message=None,
                 now=now,
+                kind=_HELD if held else None,
             )
             return
         # Between attempts (in the backoff, or waiting for the session lock).
@@ -338,11 +394,35 @@ class Call(Renewing, Ledger):
         content = self._content
         return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
 
-    def _next(self, decision: Decision) -> Command:
-        """The command that carries out a retry: wait first, unless there is nothing to wait."""
+    def _go(self) -> Command:
+        """Send now, or first ask the breaker (itself when it is this process's own)."""
+        admit = self._admit
+        if admit is None:
+            return self._send()
+        if self._engine.breaker_inline:
+            return self.admitted(admit.breaker.allow(admit.key))
+        return admit
+
+    def _next(self, decision: Decision, replay: Callable[[], Command] | None = None) -> Command:
+        """The command that carries out a retry: wait first, unless there is nothing to wait;
+        or, when the budget must be asked first, ask it (``replay`` settles the attempt
+        again with its answer)."""
+        if decision is _ASK_BUDGET:
+            self._replay = replay
+            consult = self._engine.consult
+            assert consult is not None  # only a budget of the shell's to ask is asked
+            return consult
         if decision.delay > 0:
             return Sleep(decision.delay)
-        return self._send()
+        return self._go()
+
+    def _settle_again(self, stop: Decision | None) -> Command:
+        """Replay the event whose attempt waited for the budget, now that it answered:
+        ``stop`` ends the call instead of the retry, None lets the retry go."""
+        replay, self._replay = self._replay, None
+        assert replay is not None  # a Consult was asked
+        self._answered, self._stop = True, stop
+        return replay()
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -373,7 +453,7 @@ class Call(Renewing, Ledger):
             message=tracker.message,
             resumable=resume_from is not None,
         )
-        if resume_from is not None:
+        if resume_from is not None and decision is not _ASK_BUDGET:
             self._engine.await_resumption(resume_from, self)
         return decision
 
@@ -399,14 +479,24 @@ class Call(Renewing, Ledger):
             retry_after=retry_after,
             rand=engine.rand,
         )
-        budget = engine.budget
-        if self.facts.id is not None:
-            budget.record(failed=is_transient(engine.policy, classification))
-            if decision.retry and not budget.allow_retry():
-                decision = Decision(Action.STOP, Reason.THROTTLED)
         if resumable or (decision.retry and self._resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
             decision = Decision(Action.STOP, Reason.RESUMABLE)
+        if self.facts.id is not None:
+            answered = self._answered
+            if decision.retry and not answered and engine.consult is not None:
+                return _ASK_BUDGET  # nothing counted yet: the shell asks, this is replayed
+            failed = is_transient(engine.policy, classification)
+            engine.budget.record(failed=failed)
+            admit = self._admit
+            if admit is not None:
+                admit.breaker.record(admit.key, failed=failed, retry_after=retry_after)
+            if answered:  # replayed with the budget's answer (last: a True spends a token)
+                self._answered = False
+                if decision.retry and self._stop is not None:
+                    decision = self._stop
+            elif decision.retry and not engine.budget.allow_retry():
+                decision = _THROTTLED
         return self._record(
             decision,
             classification,
@@ -428,6 +518,7 @@ class Call(Renewing, Ledger):
         message: JSON,
         now: float,
         final: Classification | None = None,
+        kind: AttemptKind | None = None,
     ) -> Decision:
         """Append the attempt that just ended, with what follows it, for the hooks too
         (``final``: the call's verdict if it ends here, when not the attempt's own)."""
@@ -450,7 +541,7 @@ class Call(Renewing, Ledger):
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            _RESUMED if resuming else _POSTED if renewal is None else _RENEWING,
+            kind or (_RESUMED if resuming else _POSTED if renewal is None else _RENEWING),
             self._sent_session if renewal is None else renewal.session,
         )
         self._attempts.append(attempt)

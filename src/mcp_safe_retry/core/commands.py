@@ -2,9 +2,9 @@
 
 A shell feeds ``Call`` events (a response head, a body, a network error, a stream's end) and
 gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep``,
-``Read``, ``Lock`` or ``Unlock``; it ends an exchange with ``HandOn``, ``Stream``,
-``Contain``, ``Reply`` or ``Raise`` (and, inside an SSE answer being handed on, with
-``EndStream``, ``Break`` or ``Raise``).
+``Read``, ``Lock``, ``Unlock``, ``Admit`` or ``Consult``; it ends an exchange with
+``HandOn``, ``Stream``, ``Contain``, ``Reply``, ``Raise`` or ``Refuse`` (and, inside an SSE
+answer being handed on, with ``EndStream``, ``Break``, ``Refuse`` or ``Raise``).
 
 A shell dispatches on the command's type and knows nothing of why it was given: a new
 capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
@@ -13,14 +13,20 @@ each shell learns to carry out once, in ``shells/httpx_async.py``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .kinds import AttemptKind
 from .stream import StreamTracker
 
+if TYPE_CHECKING:
+    from .breaker import Breaker
+    from .budget import Budget
+
 __all__ = [
+    "Admit",
     "Break",
     "Command",
+    "Consult",
     "Contain",
     "EndStream",
     "HandOn",
@@ -28,6 +34,7 @@ __all__ = [
     "Lock",
     "Raise",
     "Read",
+    "Refuse",
     "Reply",
     "Send",
     "Sleep",
@@ -121,6 +128,29 @@ class Break(NamedTuple):
     message: str
 
 
+class Admit(NamedTuple):
+    """Ask ``breaker`` whether a request to ``key`` may be sent now (a sync shell calls
+    ``allow``, an async shell awaits ``allow_async``), then tell the call
+    (``Call.admitted``)."""
+
+    breaker: Breaker
+    key: str
+
+
+class Consult(NamedTuple):
+    """Ask ``budget`` for one retry (a sync shell calls ``allow_retry``, an async shell
+    awaits ``allow_retry_async``), then tell the call (``Call.consulted``)."""
+
+    budget: Budget
+
+
+class Refuse(NamedTuple):
+    """End the call with the HTTP library's ``CircuitOpenError`` carrying ``message`` (the
+    shell builds it, attaches the record with ``Call.annotated``, and raises it)."""
+
+    message: str
+
+
 Command = (
     Send
     | Sleep
@@ -134,6 +164,9 @@ Command = (
     | Raise
     | EndStream
     | Break
+    | Admit
+    | Consult
+    | Refuse
 )
 
 HAND_ON = HandOn()

@@ -1,6 +1,6 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
-re-send detector, hooks, the sessions seen (and renewed), and the source of fresh request
-ids. One call's machine is
+breaker, re-send detector, hooks, the sessions seen (and renewed), and the source of fresh
+request ids. One call's machine is
 ``call.Call``; a shell asks the engine to begin one, and carries out what the call returns.
 """
 
@@ -16,9 +16,10 @@ from typing import Any
 
 from ..instrumentation.hooks import Hook
 from ..instrumentation.logs import LoggingHook
-from .budget import Budget, RetryBudget
+from .breaker import Breaker, CircuitBreaker, server_key
+from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
-from .commands import Read
+from .commands import Consult, Read
 from .jsonrpc import parse_request
 from .observed import Observed
 from .origin import ResendDetector
@@ -30,6 +31,7 @@ from .sse import DEFAULT_MAX_EVENT_BYTES
 __all__ = ["Engine"]
 
 _LOGGING_HOOK = LoggingHook()
+_LOCAL_BUDGETS = (RetryBudget, GrpcBudget)
 
 
 class Engine:
@@ -48,6 +50,7 @@ class Engine:
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         budget: Budget | None = None,
+        breaker: Breaker | None = None,
         contain_failures: bool = False,
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
@@ -63,6 +66,13 @@ class Engine:
         self.max_event_bytes = max_event_bytes
         self.read = Read(max_event_bytes)  # the command to read a whole body, made once
         self.budget = budget if budget is not None else RetryBudget()
+        self.breaker = breaker
+        # A budget or breaker of this process answers at once, so the call asks it itself;
+        # any other (a shared one) is asked by the shell, through a command (awaited by an
+        # async shell, so that a round trip never blocks its event loop).
+        self.consult = None if type(self.budget) in _LOCAL_BUDGETS else Consult(self.budget)
+        self.breaker_inline = type(breaker) is CircuitBreaker
+        self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures
         self.sessions = Sessions()
         self.observed = Observed(self.sessions)
@@ -77,13 +87,17 @@ class Engine:
         return None if session is None else self.sessions.replacement(session)
 
     def begin(
-        self, body: bytes, headers: Mapping[str, str], extensions: Mapping[str, Any]
+        self,
+        body: bytes,
+        headers: Mapping[str, str],
+        extensions: Mapping[str, Any],
+        url: object = None,
     ) -> Call | None:
-        """Start a call for a POSTed JSON-RPC message; None when it is not one."""
+        """Start a call for a POSTed JSON-RPC message to ``url``; None when it is not one."""
         facts = parse_request(body)
         if facts is None:
             return None
-        return Call(self, facts, headers, extensions)
+        return Call(self, facts, headers, extensions, url)
 
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
@@ -101,6 +115,15 @@ class Engine:
             self._resumable[event_id] = call
             while len(self._resumable) > 256:
                 self._resumable.popitem(last=False)
+
+    def server_key(self, url: str) -> str:
+        """The breaker's key for a request URL (``breaker.server_key``), remembered."""
+        key = self._keys.get(url)
+        if key is None:
+            if len(self._keys) >= 1024:  # a transport sent to many URLs: start over
+                self._keys.clear()
+            key = self._keys[url] = server_key(url)
+        return key
 
     def fresh_id(self) -> str:
         """A request id never used before (the spec forbids re-using one)."""

@@ -15,6 +15,7 @@ class AttemptKind(StrEnum):
     # The client's initialize replayed (then notifications/initialized) to open a new
     # session after the server answered 404 for the old one: not a POST of the call.
     REINITIALISE = "reinitialise"
+    HELD = "held"  # not sent: the circuit breaker held it back
 
 
 class ErrorKind(StrEnum):

@@ -127,6 +127,16 @@ class RedisCircuitBreaker:
         seen = self._seen.get(key)
         return CircuitState.CLOSED if seen is None else seen.state
 
+    def retry_in(self, key: str) -> float | None:
+        """Seconds until an open circuit lets a probe through, as last read; None when it
+        is not open (the local breaker's answer while Redis is down)."""
+        if self.link.down:
+            return self.local.retry_in(key)
+        seen = self._seen.get(key)
+        if seen is None or seen.state is not CircuitState.OPEN:
+            return None
+        return max(0.0, seen.until - self.clock())
+
     def allow(self, key: str) -> bool:
         self._ticker.ensure_started()
         if not self.link.up:

@@ -1,5 +1,6 @@
-"""What the shells take from httpx beyond its transport API: the exception raised for an
-oversized body, the kind of every transport failure, and the MCP SDKs' timeouts.
+"""What the shells take from httpx beyond its transport API: the exceptions raised for an
+oversized body and for a request the circuit breaker held back, the kind of every transport
+failure, and the MCP SDKs' timeouts.
 
 ``scripts/unasync.py`` makes the httpx2 twin (``generated/errors_httpx2.py``) from this file.
 """
@@ -11,13 +12,18 @@ import httpx
 from ..core.kinds import ErrorKind
 from ..instrumentation.redact import scrub
 
-__all__ = ["MCP_TIMEOUT", "BodyTooLarge", "describe_error"]
+__all__ = ["MCP_TIMEOUT", "BodyTooLarge", "CircuitOpenError", "describe_error"]
 
 MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
 
 
 class BodyTooLarge(httpx.ReadError):
     """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
+
+
+class CircuitOpenError(httpx.TransportError):
+    """The circuit breaker held the request back: nothing was sent. ``get_record(exc)``
+    holds the call's record (its last attempt: ``Outcome.CIRCUIT_OPEN``)."""
 
 
 # The first class in an exception's MRO found here names its kind.

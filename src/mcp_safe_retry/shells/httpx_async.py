@@ -14,16 +14,20 @@ from typing import Any
 import anyio
 import httpx
 
+from ..core.breaker import Breaker
 from ..core.budget import Budget
 from ..core.call import Call, Head
 from ..core.commands import (
+    Admit,
     Command,
+    Consult,
     Contain,
     HandOn,
     HeaderEdits,
     Lock,
     Raise,
     Read,
+    Refuse,
     Reply,
     Send,
     Sleep,
@@ -37,7 +41,7 @@ from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES
 from ..instrumentation.hooks import Hook
 from .bodies_httpx_async import Ended, answered, read_whole, streaming
-from .errors_httpx import MCP_TIMEOUT, describe_error
+from .errors_httpx import MCP_TIMEOUT, CircuitOpenError, describe_error
 from .support import (
     REQUEST_HEADERS,
     RESPONSE_HEADERS,
@@ -67,6 +71,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
         budget: the retry budget (default: a RetryBudget of this transport's own; pass one
             budget to several transports to share it).
+        breaker: a circuit breaker (default: none); one breaker may serve several
+            transports. A request it holds back is not sent: the call ends with
+            ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
 
@@ -87,6 +94,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         budget: Budget | None = None,
+        breaker: Breaker | None = None,
         contain_failures: bool = False,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
@@ -101,6 +109,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             scenario=scenario,
             max_event_bytes=max_event_bytes,
             budget=budget,
+            breaker=breaker,
             contain_failures=contain_failures,
         )
 
@@ -116,6 +125,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     def budget(self) -> Budget:
         return self.engine.budget
 
+    @property
+    def breaker(self) -> Breaker | None:
+        return self.engine.breaker
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
@@ -125,7 +138,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
-            call = self.engine.begin(await request.aread(), headers, request.extensions)
+            call = self.engine.begin(
+                await request.aread(), headers, request.extensions, request.url
+            )
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
@@ -153,6 +168,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return _response(request, call, command.status, command.content_type, command.body)
         if type(command) is Raise:
             raise command.error
+        if type(command) is Refuse:
+            raise call.annotated(CircuitOpenError(command.message, request=request))
         raise AssertionError(f"no answer: {command!r}")
 
     async def aclose(self) -> None:
@@ -198,6 +215,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     call.publish()
                     await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
+                elif type(command) is Admit:
+                    command = call.admitted(await command.breaker.allow_async(command.key))
+                elif type(command) is Consult:  # the answer stays open: handed on if no retry
+                    command = call.consulted(await command.budget.allow_retry_async())
                 elif type(command) is Lock:
                     call.publish()  # the hooks hear of the 404 before the wait
                     await self._session_lock.acquire()
@@ -280,7 +301,8 @@ def mcp_client(
         contain_failures: see AsyncRetryTransport.
         options: AsyncClient options (follow_redirects, event_hooks, ...); connection
             options for the default inner transport (verify, limits, http2, proxy, ...);
-            and more AsyncRetryTransport options (history, hooks, budget, scenario, ...).
+            and more AsyncRetryTransport options (history, hooks, budget, breaker,
+            scenario, ...).
     """
     client_options, pool_options, retry_options = split_options(
         options, httpx.AsyncClient, httpx.AsyncHTTPTransport

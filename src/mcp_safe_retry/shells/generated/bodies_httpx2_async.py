@@ -14,11 +14,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx2 as httpx
 
 from ...core.call import Call, Head
-from ...core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ...core.commands import (
+    Admit,
+    Break,
+    Command,
+    Consult,
+    EndStream,
+    Raise,
+    Refuse,
+    Send,
+    Sleep,
+    Stream,
+)
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ..support import strip_headers
-from .errors_httpx2 import BodyTooLarge, describe_error
+from .errors_httpx2 import BodyTooLarge, CircuitOpenError, describe_error
 
 __all__ = ["Ended", "answered", "read_whole", "streaming"]
 
@@ -129,7 +140,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
             call.publish()
             response = head = None
-            if isinstance(command, Sleep | Send):  # re-issued: run the exchange again
+            if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
                 try:
                     command, response, head, _ = await self._exchange(call, self._request, command)
                 except BaseException as exc:
@@ -153,6 +164,8 @@ class _TrackedStream(httpx.AsyncByteStream):
                 raise call.annotated(httpx.RemoteProtocolError(command.message))
             if type(command) is Raise:
                 raise command.error
+            if type(command) is Refuse:
+                raise call.annotated(CircuitOpenError(command.message, request=self._request))
             raise AssertionError(f"no end for the stream: {command!r}")
 
     async def aclose(self) -> None:

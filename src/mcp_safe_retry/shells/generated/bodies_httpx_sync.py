@@ -14,10 +14,21 @@ from collections.abc import Callable, Iterator
 import httpx
 
 from ...core.call import Call, Head
-from ...core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ...core.commands import (
+    Admit,
+    Break,
+    Command,
+    Consult,
+    EndStream,
+    Raise,
+    Refuse,
+    Send,
+    Sleep,
+    Stream,
+)
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
-from ..errors_httpx import BodyTooLarge, describe_error
+from ..errors_httpx import BodyTooLarge, CircuitOpenError, describe_error
 from ..support import strip_headers
 
 __all__ = ["Ended", "answered", "read_whole", "streaming"]
@@ -129,7 +140,7 @@ class _TrackedStream(httpx.SyncByteStream):
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
             call.publish()
             response = head = None
-            if isinstance(command, Sleep | Send):  # re-issued: run the exchange again
+            if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
                 try:
                     command, response, head, _ = self._exchange(call, self._request, command)
                 except BaseException as exc:
@@ -153,6 +164,8 @@ class _TrackedStream(httpx.SyncByteStream):
                 raise call.annotated(httpx.RemoteProtocolError(command.message))
             if type(command) is Raise:
                 raise command.error
+            if type(command) is Refuse:
+                raise call.annotated(CircuitOpenError(command.message, request=self._request))
             raise AssertionError(f"no end for the stream: {command!r}")
 
     def close(self) -> None:

@@ -17,16 +17,20 @@ from typing import Any
 
 import httpx2 as httpx
 
+from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import Call, Head
 from ...core.commands import (
+    Admit,
     Command,
+    Consult,
     Contain,
     HandOn,
     HeaderEdits,
     Lock,
     Raise,
     Read,
+    Refuse,
     Reply,
     Send,
     Sleep,
@@ -51,7 +55,7 @@ from ..support import (
     wrong_client,
 )
 from .bodies_httpx2_sync import Ended, answered, read_whole, streaming
-from .errors_httpx2 import MCP_TIMEOUT, describe_error
+from .errors_httpx2 import MCP_TIMEOUT, CircuitOpenError, describe_error
 
 __all__ = ["RetryTransport", "mcp_client"]
 
@@ -70,6 +74,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
         budget: the retry budget (default: a RetryBudget of this transport's own; pass one
             budget to several transports to share it).
+        breaker: a circuit breaker (default: none); one breaker may serve several
+            transports. A request it holds back is not sent: the call ends with
+            ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
 
@@ -90,6 +97,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         budget: Budget | None = None,
+        breaker: Breaker | None = None,
         contain_failures: bool = False,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
@@ -104,6 +112,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             scenario=scenario,
             max_event_bytes=max_event_bytes,
             budget=budget,
+            breaker=breaker,
             contain_failures=contain_failures,
         )
 
@@ -119,6 +128,10 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
     def budget(self) -> Budget:
         return self.engine.budget
 
+    @property
+    def breaker(self) -> Breaker | None:
+        return self.engine.breaker
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
@@ -128,7 +141,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
-            call = self.engine.begin(request.read(), headers, request.extensions)
+            call = self.engine.begin(request.read(), headers, request.extensions, request.url)
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
@@ -156,6 +169,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return _response(request, call, command.status, command.content_type, command.body)
         if type(command) is Raise:
             raise command.error
+        if type(command) is Refuse:
+            raise call.annotated(CircuitOpenError(command.message, request=request))
         raise AssertionError(f"no answer: {command!r}")
 
     def close(self) -> None:
@@ -201,6 +216,10 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                     call.publish()
                     self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
+                elif type(command) is Admit:
+                    command = call.admitted(command.breaker.allow(command.key))
+                elif type(command) is Consult:  # the answer stays open: handed on if no retry
+                    command = call.consulted(command.budget.allow_retry())
                 elif type(command) is Lock:
                     call.publish()  # the hooks hear of the 404 before the wait
                     self._session_lock.acquire()
@@ -283,7 +302,8 @@ def mcp_client(
         contain_failures: see RetryTransport.
         options: Client options (follow_redirects, event_hooks, ...); connection
             options for the default inner transport (verify, limits, http2, proxy, ...);
-            and more RetryTransport options (history, hooks, budget, scenario, ...).
+            and more RetryTransport options (history, hooks, budget, breaker,
+            scenario, ...).
     """
     client_options, pool_options, retry_options = split_options(
         options, httpx.Client, httpx.HTTPTransport

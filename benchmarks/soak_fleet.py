@@ -1,0 +1,120 @@
+"""The soak as a fleet: ``python -m benchmarks.soak_fleet --workers 3 --calls 3000``.
+
+Several worker processes each run a slice of the soak (``benchmarks/soak.py``: the kitchen's
+mixed faults, every client path, its own kitchens) with one ``RedisBudget`` and one
+``RedisCircuitBreaker`` of the same name, on one real redis-server started here. Each worker
+checks the soak's invariants on its own calls (no duplicate side effect, records agree with
+the kitchen's log, ...); the fleet passes when every worker's do. Bounded: each worker has
+the soak's global timeout, and is killed (failing the run) if it does not return after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # a checkout: benchmarks.fleet starts the redis-server
+
+from benchmarks.fleet import start_redis  # noqa: E402
+from benchmarks.soak import SoakConfig, run_soak  # noqa: E402
+
+__all__ = ["run_fleet_soak"]
+
+
+def _worker(config: SoakConfig, results: Any) -> None:
+    report = run_soak(config)
+    results.put((config.seed, report.passed, report.to_json()))
+
+
+def run_fleet_soak(
+    redis_url: str,
+    *,
+    workers: int = 3,
+    calls: int = 3000,
+    seed: int = 1,
+    concurrency: int = 8,
+    timeout: float = 600.0,
+) -> list[tuple[int, bool, dict[str, Any]]]:
+    """Run ``calls`` soak calls split over ``workers`` processes sharing one Redis budget and
+    breaker; each worker's ``(seed, passed, report)``, in the order they finished.
+
+    Raises:
+        RuntimeError: a worker did not finish in time or died.
+    """
+    name = f"soak-{uuid.uuid4().hex[:8]}"
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    processes = []
+    for i in range(workers):
+        config = SoakConfig(
+            calls=max(1, calls // workers),
+            concurrency=concurrency,
+            seed=seed + i,
+            call_timeout=min(30.0, timeout),
+            global_timeout=timeout,
+            redis_url=redis_url,
+            shared_name=name,
+        )
+        processes.append(context.Process(target=_worker, args=(config, results)))
+    try:
+        for process in processes:
+            process.start()
+        reports = [results.get(timeout=timeout + 60) for _ in processes]
+        for process in processes:
+            process.join(30)
+    except Exception as exc:  # the queue's Empty: a worker hung or died
+        raise RuntimeError(f"a soak worker did not report: {exc!r}") from exc
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+    return reports
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3000, help="calls in all")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=8, help="per worker")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    args = parser.parse_args(argv)
+    redis = start_redis()
+    if redis is None:
+        return 2
+    try:
+        reports = run_fleet_soak(
+            redis.url,
+            workers=args.workers,
+            calls=args.calls,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+        )
+    finally:
+        redis.close()
+    passed = all(ok for _, ok, _ in reports)
+    if args.json:
+        print(json.dumps([report for _, _, report in reports], indent=2))
+    else:
+        for seed, ok, report in sorted(reports, key=lambda r: r[0]):
+            stats = report["stats"]
+            failed = [i["name"] for i in report["invariants"] if not i["passed"]]
+            print(
+                f"worker seed {seed}: {stats['calls']} calls, {stats['posts']['toolsCall']}"
+                f" tools/call POSTs, {stats['retries']['total']} retries,"
+                f" {'all invariants held' if ok else 'FAILED: ' + ', '.join(failed)}"
+            )
+        print(f"fleet of {len(reports)}: {'passed' if passed else 'FAILED'}")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
