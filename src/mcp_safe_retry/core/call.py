@@ -34,6 +34,7 @@ from .commands import (
     Stream,
 )
 from .contain import CONTAINED_OUTCOMES, contained_error
+from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
     RequestFacts,
@@ -65,14 +66,14 @@ from .stream import StreamTracker
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head"]
+__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head", "streams"]
 
 IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 """A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _RESUMED = AttemptKind.POST, AttemptKind.RESUME
+_POSTED, _RESUMED, _HEDGED = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.HEDGE
 
 
 class Head(NamedTuple):
@@ -83,6 +84,15 @@ class Head(NamedTuple):
     retry_after: str | None = None
     session_id: str | None = None
     encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
+
+
+def streams(head: Head, facts: RequestFacts) -> bool:
+    """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
+    return (
+        200 <= head.status < 300
+        and not facts.is_notification
+        and media_type(head.content_type)[0] == "text/event-stream"
+    )
 
 
 class Call(Ledger):
@@ -99,6 +109,12 @@ class Call(Ledger):
     _resuming = False
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
+    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
+    # with a fate; hedges use up no retries.
+    _hedged = False
+    _copy_number = 0
+    _hedges = 0
+    _kind = _POSTED
 
     def __init__(
         self,
@@ -146,11 +162,7 @@ class Call(Ledger):
 
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
-        if (
-            200 <= head.status < 300
-            and not self.facts.is_notification
-            and media_type(head.content_type)[0] == "text/event-stream"
-        ):
+        if streams(head, self.facts):
             self._head = head
             assert self._wire_id is not None  # a notification's answer is never streamed
             return Stream(
@@ -320,6 +332,73 @@ class Call(Ledger):
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
 
+    # -- hedged reads: core/hedging.py races the copies and settles the call through these --
+
+    @property
+    def wire_id(self) -> RequestId | None:
+        """The id the newest POST went out under."""
+        return self._wire_id
+
+    @property
+    def origin(self) -> RetryOrigin:
+        """Who sent the newest POST."""
+        return self._origin
+
+    def hedge_content(self, wire_id: RequestId) -> bytes:
+        """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
+        still names the first copy, sent under the caller's id: it is not remapped)."""
+        self._hedges += 1
+        return with_id(self.facts.exact_message(), wire_id)
+
+    def adopt(self, copy: Copy, origin: RetryOrigin) -> None:
+        """What follows settles through ``copy`` of the race: its head, body or failure are
+        fed to this call as those of its newest POST."""
+        self._hedged = True
+        self._copy_number = copy.number
+        self._wire_id = copy.wire_id
+        self._sent_at = copy.sent_at
+        self._in_flight = True
+        self._head = None
+        self._origin = origin
+        self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
+
+    def record_copy(
+        self,
+        copy: Copy,
+        origin: RetryOrigin,
+        classification: Classification,
+        head: Head | None,
+        error_kind: str | None,
+    ) -> None:
+        """Add the attempt of a copy that decided nothing (it failed while others flew, or
+        lost): its fate is the copy's state."""
+        now = self._engine.clock()
+        attempt = AttemptValues(
+            copy.number,
+            origin,
+            copy.wire_id,
+            classification,
+            head.status if head else None,
+            head.content_type if head else None,
+            error_kind,
+            0.0,
+            None,
+            None,
+            copy.sent_at - self._start,
+            max(0.0, now - copy.sent_at),
+            _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED,
+            str(copy.state),
+        )
+        self._attempts.append(attempt)
+        self._attempts.sort(key=_number)
+        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
+        if head is not None and head.session_id and self._session is None:
+            self._session = head.session_id
+        snapshot = self._take_snapshot(None, now)
+        listeners = self._engine.listeners()
+        if listeners:
+            self._tell(listeners, snapshot, attempt=True)
+
     def _send(self) -> Send:
         self._sent_at = self._engine.clock()
         self._in_flight = True
@@ -378,7 +457,7 @@ class Call(Ledger):
     ) -> Decision:
         engine = self._engine
         now = engine.clock()
-        number = len(self._attempts) + 1
+        number = len(self._attempts) + 1 - self._hedges
         decision = decide(
             engine.policy,
             idempotency=self.idempotency,
@@ -421,8 +500,9 @@ class Call(Ledger):
         engine = self._engine
         self._in_flight = False
         resuming = self._resuming
+        hedged = self._hedged
         attempt = AttemptValues(
-            len(self._attempts) + 1,
+            self._copy_number if hedged else len(self._attempts) + 1,
             RetryOrigin.APPLICATION if resuming else self._origin,
             self._wire_id,
             classification,
@@ -434,9 +514,12 @@ class Call(Ledger):
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            _RESUMED if resuming else _POSTED,
+            _RESUMED if resuming else self._kind,
+            (CopyState.FAILED if decision.retry else CopyState.WON) if hedged else None,
         )
         self._attempts.append(attempt)
+        if hedged:
+            self._attempts.sort(key=_number)
         self._resuming = False
         if head is not None and head.session_id and self._session is None:
             self._session = head.session_id
@@ -456,6 +539,8 @@ class Call(Ledger):
     def _prepare_retry(self, decision: Decision) -> None:
         engine = self._engine
         self._delay = decision.delay
+        self._copy_number = len(self._attempts) + 1
+        self._kind = _POSTED
         self._origin = RetryOrigin.SDK
         self._wire_id = engine.fresh_id()
         self._content = with_id(self.facts.exact_message(), self._wire_id)
@@ -490,6 +575,10 @@ class Call(Ledger):
         if source is None or is_exact(source):
             return message
         return loads(source)
+
+
+def _number(attempt: AttemptValues) -> int:
+    return attempt.number
 
 
 def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:

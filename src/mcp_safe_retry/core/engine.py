@@ -19,6 +19,7 @@ from .budget import Budget, RetryBudget
 from .call import Call
 from .commands import Read
 from .jsonrpc import parse_request
+from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
@@ -63,6 +64,7 @@ class Engine:
         self.budget = budget if budget is not None else RetryBudget()
         self.contain_failures = contain_failures
         self.observed = Observed()
+        self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Call] = OrderedDict()
         self._prefix = secrets.token_hex(4)

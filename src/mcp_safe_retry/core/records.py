@@ -56,6 +56,7 @@ class Attempt:
     elapsed: float = 0.0
     duration: float = 0.0
     kind: str = AttemptKind.POST  # RESUME: the client's GET with Last-Event-ID, not a POST
+    fate: str | None = None  # a hedged call's copy: won, failed, lost or abandoned
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -78,6 +79,7 @@ class Attempt:
             "reason": str(self.decision.reason) if self.decision else None,
             "elapsedMs": round(self.elapsed * 1000, 3),
             "durationMs": round(self.duration * 1000, 3),
+            "fate": self.fate,
         }
 
 
@@ -106,8 +108,8 @@ class CallRecord:
 
     @property
     def post_count(self) -> int:
-        """POSTs sent (a resumption GET is an attempt, not a POST)."""
-        return sum(1 for a in self.attempts if a.kind == AttemptKind.POST)
+        """POSTs sent, hedges included (a resumption GET is an attempt, not a POST)."""
+        return sum(1 for a in self.attempts if a.kind != AttemptKind.RESUME)
 
     @property
     def http_statuses(self) -> tuple[int, ...]:
@@ -163,6 +165,7 @@ class AttemptValues(NamedTuple):
     elapsed: float
     duration: float
     kind: str
+    fate: str | None = None
 
 
 class LazyRecord:

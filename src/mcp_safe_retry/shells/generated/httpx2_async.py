@@ -17,9 +17,10 @@ import anyio
 import httpx2 as httpx
 
 from ...core.budget import Budget
-from ...core.call import Call, Head
+from ...core.call import Call
 from ...core.commands import Command, Contain, HandOn, Raise, Read, Send, Sleep, Stream
 from ...core.engine import Engine
+from ...core.hedging import hedged
 from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
@@ -27,17 +28,17 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
-    RESPONSE_HEADERS,
     EntryGuard,
     check_inner,
     header_values,
+    hedges,
     is_jsonrpc_post,
     split_options,
-    strip_headers,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, answered, read_whole, streaming
+from .bodies_httpx2_async import Ended, answered, head_of, read_whole, streaming, with_body
 from .errors_httpx2 import MCP_TIMEOUT, describe_error
+from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
 
@@ -91,6 +92,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             budget=budget,
             contain_failures=contain_failures,
         )
+        self._hedges = hedges(self.engine.policy, race)
 
     @property
     def history(self) -> History:
@@ -108,15 +110,22 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
-        call = None
+        call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = self.engine.begin(await request.aread(), headers, request.extensions)
+            if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
+                hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             return await self._inner.handle_async_request(request)
         try:
-            command, response, head, body = await self._run(call, request, call.start())
+            if hedging is None:
+                command, response, head, body = await self._run(call, request, call.start())
+            else:
+                command, response, head, body = await race(
+                    self._inner, request, hedging, self.sleep
+                )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
@@ -147,14 +156,14 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                 if response is not None:  # a retry: the answer it replaces is dropped
                     await response.aclose()
                 content = command.content
-                attempt = request if content is None else _with_body(request, content)
+                attempt = request if content is None else with_body(request, content)
                 try:
                     response = await self._inner.handle_async_request(attempt)
                 except httpx.TransportError as exc:
                     response = None
                     command = call.failed(exc, *describe_error(exc))
                     continue
-                head = _head(response)
+                head = head_of(response)
                 command = call.headed(head)
                 if type(command) is Read:  # the body of this response, read whole
                     try:
@@ -177,17 +186,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                 return command, response, head, body
 
 
-def _head(response: httpx.Response) -> Head:
-    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
-    return Head(
-        response.status_code,
-        headers.get("content-type"),
-        headers.get("retry-after"),
-        headers.get("mcp-session-id"),
-        "content-encoding" in headers,
-    )
-
-
 def _json_response(request: httpx.Request, content: bytes, call: Call) -> httpx.Response:
     """A JSON answer made here, not by the server (a contained failure)."""
     return httpx.Response(
@@ -196,16 +194,6 @@ def _json_response(request: httpx.Request, content: bytes, call: Call) -> httpx.
         content=content,
         request=request,
         extensions={RECORD_EXTENSION: call.ref},
-    )
-
-
-def _with_body(request: httpx.Request, content: bytes) -> httpx.Request:
-    return httpx.Request(
-        request.method,
-        request.url,
-        headers=strip_headers(request.headers.raw, b"content-length", b"transfer-encoding"),
-        content=content,
-        extensions=request.extensions,
     )
 
 
