@@ -161,7 +161,7 @@ async def test_a_fast_answer_sends_no_hedge(lib: tuple[Any, Any]) -> None:
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_the_loser_read_after_its_head_is_closed(lib: tuple[Any, Any]) -> None:
     # Both answer; the first copy's (slower) answer arrives while the call is settled.
-    response, inner, body = await call(lib, (0.2, ok), (0.0, ok))
+    _, inner, body = await call(lib, (0.2, ok), (0.0, ok))
     await anyio.sleep(0.3)
     assert body["id"] == 7 and inner.open == 0
 
@@ -169,7 +169,7 @@ async def test_the_loser_read_after_its_head_is_closed(lib: tuple[Any, Any]) -> 
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_losers_get_notifications_cancelled_on_a_2025_session(lib: tuple[Any, Any]) -> None:
     headers = {"mcp-session-id": "s1", "mcp-protocol-version": "2025-06-18"}
-    response, inner, body = await call(lib, (5.0, ok), (0.0, ok), headers=headers)
+    _, inner, body = await call(lib, (5.0, ok), (0.0, ok), headers=headers)
     assert body["id"] == 7
     assert [c["params"] for c in inner.cancels] == [{"requestId": 7, "reason": HEDGE_CANCEL_REASON}]
 
@@ -214,7 +214,7 @@ async def test_sse_head_commits_the_call_to_its_copy(lib: tuple[Any, Any]) -> No
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_an_unsafe_tool_is_never_hedged(lib: tuple[Any, Any]) -> None:
     policy = RetryPolicy(hedge_after=0.01, max_hedges=3)  # tools are UNSAFE by default
-    response, inner, body = await call(lib, (0.2, ok), policy=policy)
+    _, inner, body = await call(lib, (0.2, ok), policy=policy)
     assert len(inner.calls) == 1 and body["id"] == 7
 
 
