@@ -314,3 +314,56 @@ async def test_posts_per_call_are_capped_and_unsafe_calls_post_once(
     assert inner.open == 0
     wire_ids = [c["id"] for c in inner.calls]
     assert len(set(wire_ids)) == len(wire_ids)  # every copy had an id of its own
+
+
+async def test_otel_shows_the_copies_as_sibling_attempt_spans() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from mcp_safe_retry.otel import OpenTelemetryHook
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    hook = OpenTelemetryHook(provider)
+    await call((httpx, AsyncRetryTransport), (5.0, ok), (0.0, ok), hooks=[hook])
+    spans = exporter.get_finished_spans()
+    attempts = [s for s in spans if s.name == "POST"]
+    (parent,) = [s for s in spans if s.name != "POST"]
+    assert len(attempts) == 2
+    assert {s.parent.span_id for s in attempts if s.parent} == {parent.context.span_id}
+    by_number = {s.attributes["mcp_safe_retry.attempt"]: s.attributes for s in attempts}
+    assert by_number[1]["mcp_safe_retry.fate"] == "lost"
+    assert by_number[2]["mcp_safe_retry.fate"] == "won"
+    assert by_number[2]["mcp_safe_retry.attempt_kind"] == "hedge"
+    assert "mcp_safe_retry.attempt_kind" not in by_number[1]
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+async def test_the_callers_cancellation_reaches_every_copy(lib: tuple[Any, Any]) -> None:
+    library, shell = lib
+    inner = inner_of(library, (5.0, ok))
+    headers = {"mcp-session-id": "s1", "mcp-protocol-version": "2025-06-18"}
+    transport = shell(inner, policy=READ)
+    outcome: list[BaseException] = []
+    async with library.AsyncClient(transport=transport, headers=headers) as client:
+
+        async def read() -> None:
+            try:
+                await client.post(URL, json=tool_call("lookup", 7))
+            except library.ReadError as exc:
+                outcome.append(exc)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            await anyio.sleep(0.2)  # the hedge is out
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+            await client.post(URL, json={**cancel, "params": {"requestId": 7}})
+    assert len(inner.calls) == 2 and inner.open == 0
+    assert len(outcome) == 1  # the call ended at once, not after its 5 s
+    # The caller's own notice names its id (the first copy); the hedge's is ours.
+    assert [c["params"]["requestId"] for c in inner.cancels] == [7, inner.calls[1]["id"]]
+    (record,) = [r for r in transport.history.records() if r.method == "tools/call"]
+    assert [a.fate for a in record.attempts] == ["abandoned", "abandoned"]

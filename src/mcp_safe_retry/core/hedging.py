@@ -79,17 +79,26 @@ def hedged(engine: Engine, call: Call, url: str, headers: Mapping[str, str]) -> 
     if delay is None:
         return None
     version = headers.get("mcp-protocol-version") or engine.observed.protocol_version
-    notify = cancel_by(version, headers.get("mcp-session-id")) is CancelBy.NOTIFY
-    return Hedging(engine, call, key, delay, notify=notify)
+    session = headers.get("mcp-session-id")
+    notify = cancel_by(version, session) is CancelBy.NOTIFY
+    return Hedging(engine, call, key, delay, notify=notify, session=session)
 
 
 class Hedging:
     """The race of one hedged call (a mutable holder around the frozen ``Race``)."""
 
     def __init__(
-        self, engine: Engine, call: Call, server: str, delay: float, *, notify: bool
+        self,
+        engine: Engine,
+        call: Call,
+        server: str,
+        delay: float,
+        *,
+        notify: bool,
+        session: str | None = None,
     ) -> None:
         self._engine = engine
+        self._session = session
         self.call = call
         self._server = server
         self._delay = delay
@@ -112,6 +121,13 @@ class Hedging:
             now=self._engine.clock(),
         )
         return Launch(1, send.content)
+
+    def watch(self, cancel: Callable[[], None] | None) -> None:
+        """While the copies race, the caller's own ``notifications/cancelled`` for its id
+        calls ``cancel`` (the first copy hears it; the others would not); None: no more."""
+        caller_id = self.call.facts.id
+        assert caller_id is not None  # a hedged call has an id
+        self._engine.observed.racing(self._session, caller_id, cancel)
 
     def wait(self) -> float | None:
         """Seconds until the next hedge is due (0 when it is), or None when none may follow."""

@@ -31,12 +31,14 @@ from .bodies_httpx_async import Ended, head_of, read_whole, with_body
 from .errors_httpx import describe_error
 from .support import strip_headers
 
-__all__ = ["CANCEL_TIME_LIMIT", "race"]
+__all__ = ["CANCELLED_BY_CALLER", "CANCEL_TIME_LIMIT", "race"]
 
 CANCEL_TIME_LIMIT = 2.0
 """Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
 
 _Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head and body read
+
+CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
 
 _NOT_FORWARDED = (b"content-length", b"transfer-encoding", b"mcp-method", b"mcp-name")
 
@@ -49,17 +51,20 @@ async def race(
 ) -> Ended:
     """Run the copies of a hedged call until one settles it; what ends the exchange."""
     racing = _Racing(inner, request, hedging, sleep)
+    hedging.watch(racing.cancelled_by_caller)
     try:
-        async with anyio.create_task_group() as tasks:
-            racing.tasks = tasks
-            await racing.run()
+        with racing.scope:
+            async with anyio.create_task_group() as tasks:
+                racing.tasks = tasks
+                await racing.run()
     except BaseException:
         await racing.abandon()  # cancelled, or an error of the inner transport's own
         raise
-    if racing.crash is not None:
+    finally:
+        hedging.watch(None)
+    if racing.ended is None:
         await racing.abandon()
-        raise racing.crash
-    assert racing.ended is not None
+        raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
     return racing.ended
 
 
@@ -81,6 +86,7 @@ class _Racing:
         self._sleep = sleep
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._changed = anyio.Event()
+        self.scope = anyio.CancelScope()  # the race's own: the caller may cancel it
         self.ended: Ended | None = None
         self.crash: Exception | None = None
 
@@ -96,6 +102,10 @@ class _Racing:
                 launch = hedging.hedge()
                 if launch is not None:
                     self._launch(launch)
+
+    def cancelled_by_caller(self) -> None:
+        """The caller's own ``notifications/cancelled`` named this call: stop every copy."""
+        self.scope.cancel()
 
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
