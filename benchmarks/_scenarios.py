@@ -549,9 +549,37 @@ def _sse_corpus(rng: random.Random) -> Iterator[bytes]:
         yield b"".join(parts)
 
 
+def _mixed_sse_corpus(rng: random.Random) -> Iterator[bytes]:
+    """Streams whose lines end in CRLF, LF or CR, mixed line by line."""
+    bodies = list(_mutations(random.Random(2)))
+    lines = [b"", b"", b"event: message", b"event: other", b"id: 4", b"retry: 9", b": ping", b"x"]
+    for _ in range(300):
+        parts: list[bytes] = []
+        for _ in range(rng.randrange(1, 12)):
+            line = b"data: " + rng.choice(bodies) if rng.random() < 0.4 else rng.choice(lines)
+            parts.append(line + rng.choice([b"\n", b"\r\n", b"\r"]))
+        yield b"".join(parts)
+
+
+def _decoded(stream: bytes, size: int, limit: int) -> list[Any]:
+    """Everything an SSEDecoder reports for ``stream`` fed in ``size``-byte chunks."""
+    decoder = SSEDecoder(max_event_bytes=limit)
+    events = []
+    for i in range(0, len(stream), size):
+        events.extend(repr(e) for e in decoder.feed(stream[i : i + size]))
+    before_end = decoder.pending()
+    events.extend(repr(e) for e in decoder.finish())
+    return [events, before_end, decoder.pending(), decoder.last_event_id, decoder.retry_ms]
+
+
 def pure() -> dict[str, Any]:
     rng = random.Random(20260505)
     out: dict[str, Any] = {"classify": [], "parse_request": [], "sse": [], "tracker": []}
+    out["sse_mixed"] = [
+        _norm(_decoded(stream, size, 300 if size == 5 else 1 << 20))
+        for stream in _mixed_sse_corpus(random.Random(20261201))
+        for size in (1, 2, 5, 64, 4096)
+    ]
     for body in _mutations(random.Random(1)):
         for expected in (1, "1", None):
             for method in ("tools/call", "ping", "prompts/get"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import socket
 import subprocess
 import sys
@@ -29,7 +30,14 @@ try:  # the closest peer; optional (the bench extra)
 except ImportError:  # pragma: no cover - depends on the environment
     httpx_retries = None
 
-__all__ = ["contenders", "loopback_server", "parse_case", "run_case", "sync_batch"]
+__all__ = [
+    "baseline_module",
+    "contenders",
+    "loopback_server",
+    "parse_case",
+    "run_case",
+    "sync_batch",
+]
 
 URL = "http://mcp.test/mcp"
 # What an MCP client sends after initialisation.
@@ -47,6 +55,11 @@ NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
 
 # An older mcp_safe_retry imported under another name (see run.py --baseline), if any.
 BASELINE: dict[str, Any] = {}
+
+
+def baseline_module(name: str) -> Any:
+    """A submodule of the baseline package, e.g. ``"httpx2"`` or ``"core.sse"``."""
+    return importlib.import_module(f"{BASELINE['module'].__name__}.{name}")
 
 
 def contenders() -> tuple[str, ...]:
@@ -185,16 +198,16 @@ def async_batches(
     return batches
 
 
-def summarise(per_call: dict[str, list[float]]) -> dict[str, Any]:
-    """Median µs per call of each contender and the median of per-round ratios to httpx."""
-    bare = per_call["httpx"]
+def summarise(per_call: dict[str, list[float]], bare: str = "httpx") -> dict[str, Any]:
+    """Median µs per call of each contender and the median of per-round ratios to ``bare``."""
+    base = per_call[bare]
     out: dict[str, Any] = {}
     for name, times in per_call.items():
-        ratios = [t / b for t, b in zip(times, bare, strict=True)]
+        ratios = [t / b for t, b in zip(times, base, strict=True)]
         out[name] = {
             "us_per_call": median(times) * 1e6,
             "ratio": median(ratios),
-            "added_us": median([t - b for t, b in zip(times, bare, strict=True)]) * 1e6,
+            "added_us": median([t - b for t, b in zip(times, base, strict=True)]) * 1e6,
             "rounds": len(times),
         }
     return out

@@ -1,4 +1,8 @@
-"""Plot the cost ratio to bare httpx against body size from results.json.
+"""Plot every case's cost ratio to its bare client from results.json.
+
+Top: the prebuilt-body httpx cases against body size (JSON, SSE). Bottom: the
+httpx2.AsyncClient in-process cases, and the round trips over loopback (the official mcp
+client in both protocol eras, and httpx to a minimal ASGI app), as bars.
 
     python benchmarks/plot.py [benchmarks/results.json] [benchmarks/cost_ratio.png]
 
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+BARE = {"httpx", "httpx2", "mcp client"}  # the clients each ratio is taken to
 
 
 def _size(case: str) -> int:
@@ -34,7 +39,8 @@ def make(results: dict[str, Any], path: Path) -> None:
         "mcp-safe-retry (stdlib json)": ("tab:orange", "s"),
         "httpx-retries": ("tab:green", "^"),
     }
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=False)
+    fig, grid = plt.subplots(2, 2, figsize=(12, 10), sharey=False)
+    axes = grid[0]
     for ax, kind, title in ((axes[0], "json", "JSON answer"), (axes[1], "sse", "SSE answer")):
         for name in names:
             color, marker = styles.get(name, ("tab:gray", "D"))
@@ -68,15 +74,60 @@ def make(results: dict[str, Any], path: Path) -> None:
         ax.set_title(f"{title}, prebuilt-body inner transport")
         ax.grid(True, which="both", alpha=0.3)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    axes[0].legend(handles, labels, loc="upper left", fontsize=7, frameon=False)
+    _bars(
+        grid[1][0],
+        [(r["case"], r["contenders"]) for r in results.get("httpx2", [])],
+        "httpx2.AsyncClient, prebuilt answer, in process",
+    )
+    loopback = [
+        (f"official {r['era']}, {r['case'].split('-')[1]}", r["contenders"])
+        for r in results.get("official", [])
+    ] + [(f"httpx {r['mode']}, {r['case']}", r["contenders"]) for r in results.get("loopback", [])]
+    _bars(grid[1][1], loopback, "round trips over loopback")
     m = results["machine"]
     fig.suptitle(
-        f"mcp-safe-retry cost per call relative to bare httpx (Python {m['python']}, {m['date']})",
+        "mcp-safe-retry cost per call relative to the bare client "
+        f"(Python {m['python']}, {m['date']})",
         fontsize=11,
     )
-    fig.tight_layout(rect=(0, 0.12, 1, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _bars(ax: Any, rows: list[tuple[str, dict[str, Any]]], title: str) -> None:
+    """Horizontal bars: each row's ratio to its bare client, for every wrapped contender."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    if not rows:
+        ax.set_axis_off()
+        return
+    names = list(
+        dict.fromkeys(n for _, cells in rows for n in cells if n not in BARE and "stdlib" not in n)
+    )
+    height = 0.8 / len(names)
+    colors = ["tab:blue", "tab:gray", "tab:green", "tab:purple"]
+    for i, name in enumerate(names):
+        ys = [j + i * height for j in range(len(rows))]
+        xs = [row[1].get(name, {}).get("ratio", float("nan")) for row in rows]
+        ax.barh(ys, [x - 1 for x in xs], height, left=1, color=colors[i % 4], label=name)
+    ax.set_yticks([j + 0.4 - height / 2 for j in range(len(rows))])
+    ax.set_yticklabels([label for label, _ in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    steps = (0.5, 0.75, 1, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
+    if high / low > 4:  # a wide range: keep the ticks apart
+        steps = (0.5, 1, 1.5, 2, 5, 10, 20, 50)
+    ax.set_xticks([t for t in steps if low <= t <= high])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"x{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("time per call / bare client")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
 
 
 def main(argv: list[str]) -> int:

@@ -5,6 +5,8 @@
 ``--quick`` is the CI smoke mode (a few seconds, tiny rounds: the figures are not to be
 quoted). ``--baseline REV`` also measures the transport as it was at git revision REV,
 interleaved with the others in the same rounds, for before/after figures.
+``--no-loopback`` leaves out everything that needs a server process (the official client
+too).
 """
 
 from __future__ import annotations
@@ -26,7 +28,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import classifier, floor, memory, percall, retry_timing, throughput
+from . import (
+    async_httpx2,
+    classifier,
+    floor,
+    memory,
+    percall,
+    retry_timing,
+    sse_decoder,
+    throughput,
+)
 from .report import render
 
 HERE = Path(__file__).resolve().parent
@@ -49,6 +60,12 @@ FULL = {
     ],
     "loopback_cases": ["json-1k", "json-64k", "sse-1k", "sse-1m"],
     "loopback_rounds": 9,
+    "httpx2_cases": list(async_httpx2.CASES),
+    "official_sizes": ["1k", "64k", "1m"],
+    "official_rounds": 21,
+    "official_target": 0.1,
+    "decoder_shapes": list(sse_decoder.SHAPES),
+    "decoder_rounds": 15,
     "classifier_rounds": 5,
     "classifier_seconds": 0.1,
     "throughput_bytes": 32 << 20,
@@ -64,6 +81,12 @@ QUICK = {
     "cases": ["json-1k", "json-64k", "sse-1m"],
     "loopback_cases": ["json-1k", "sse-1m"],
     "loopback_rounds": 2,
+    "httpx2_cases": ["json-1k", "sse-1k", "sse-128k in 512 B crlf"],
+    "official_sizes": ["1k"],
+    "official_rounds": 2,
+    "official_target": 0.01,
+    "decoder_shapes": ["1 KiB event", "128 KiB event, 512 B chunks"],
+    "decoder_rounds": 2,
     "classifier_rounds": 2,
     "classifier_seconds": 0.01,
     "throughput_bytes": 2 << 20,
@@ -79,6 +102,8 @@ def _versions() -> dict[str, str]:
     out = {}
     for name in (
         "httpx",
+        "httpx2",
+        "mcp",
         "httpx-retries",
         "tenacity",
         "attrs",
@@ -173,8 +198,24 @@ def run(settings: dict[str, Any], *, loopback: bool) -> dict[str, Any]:
                 }
             )
     results["mock"] = rows
-    _log("per call, mock inner: the minimal sketch")
+    _log("per call, httpx2.AsyncClient in process")
+    results["httpx2"] = async_httpx2.run(
+        cases=settings["httpx2_cases"], rounds=settings["rounds"], target=settings["target"]
+    )
+    _log("per call, mock inner: the minimal sketches")
     results["floor"] = floor.run(rounds=settings["rounds"], target=settings["target"])
+    results["floor_async"] = floor.run_async(rounds=settings["rounds"], target=settings["target"])
+    if loopback and importlib.util.find_spec("mcp") is None:
+        results["notes"].append("mcp is not installed: no official-client round trips")
+    elif loopback:
+        from . import official  # needs mcp 2.x
+
+        _log("per call_tool, the official mcp client over loopback")
+        results["official"] = official.run(
+            sizes=settings["official_sizes"],
+            rounds=settings["official_rounds"],
+            target=settings["official_target"],
+        )
     if loopback:
         rows = []
         with percall.loopback_server() as url:
@@ -200,6 +241,10 @@ def run(settings: dict[str, Any], *, loopback: bool) -> dict[str, Any]:
     _log("classifier")
     results["classifier"] = classifier.run(
         rounds=settings["classifier_rounds"], seconds=settings["classifier_seconds"]
+    )
+    _log("SSE decoder")
+    results["sse_decoder"] = sse_decoder.run(
+        rounds=settings["decoder_rounds"], target=0.02, shapes=settings["decoder_shapes"]
     )
     _log("SSE throughput")
     results["throughput"] = throughput.run(

@@ -41,6 +41,26 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
             assert cell["us_per_call"] > 0
             assert 0 < cell["ratio"] < 1000
         assert row["contenders"]["httpx"]["ratio"] == 1.0
+    httpx2_rows = results["httpx2"] + results["floor_async"]
+    assert {"json-1k", "sse-1k"} <= {row["case"] for row in results["httpx2"]}
+    assert {row["case"] for row in results["floor_async"]} == {"json-1k", "sse-1k"}
+    for row in httpx2_rows:
+        assert {"httpx2", "mcp-safe-retry"} <= set(row["contenders"])
+        assert row["contenders"]["httpx2"]["ratio"] == 1.0
+        assert all(0 < cell["ratio"] < 1000 for cell in row["contenders"].values())
+    assert {"hand-on sketch", "sketch, rebuilt Response"} <= set(
+        results["floor_async"][0]["contenders"]
+    )
+    if importlib.util.find_spec("uvicorn") and importlib.util.find_spec("mcp"):
+        official = results["official"]
+        assert {row["era"] for row in official} == {"2026-07-28", "2025-11-25"}
+        for row in official:
+            assert row["contenders"]["mcp client"]["ratio"] == 1.0
+            assert row["contenders"]["mcp-safe-retry"]["us_per_call"] > 0
+        assert "Headline: the official MCP client" in report
+    decoded = results["sse_decoder"]
+    assert {row["eol"] for row in decoded} == {"LF", "CRLF", "CR"}
+    assert all(c["us_per_stream"] > 0 for row in decoded for c in row["decoders"].values())
     assert all(r["calls_per_s"] > 0 for r in results["classifier"])
     assert all(r["mcp_retry_mb_s"] > 0 for r in results["throughput"])
 
@@ -55,5 +75,14 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert all(r["actual_median_s"] >= r["scheduled_s"] * 0.9 for r in retries)
 
     assert "Quick (smoke) run" in report
-    for heading in ("Headline", "Classifier throughput", "SSE pass-through", "Memory", "Retry"):
+    for heading in (
+        "Headline",
+        "floors",
+        "httpx2.AsyncClient in process",
+        "SSE decoder alone",
+        "Classifier throughput",
+        "SSE pass-through",
+        "Memory",
+        "Retry",
+    ):
         assert heading in report

@@ -8,14 +8,11 @@ forward a stream event by event and replace a single event without re-encoding t
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "Event", "SSEDecoder", "encode_event"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
-
-_EOL = re.compile(rb"\r\n|\r|\n")
 
 
 class Event(NamedTuple):
@@ -40,6 +37,9 @@ class SSEDecoder:
         self._buf = bytearray()
         self._event_start = 0  # where the current event's raw bytes begin in _buf
         self._scan = 0  # where the next line begins in _buf
+        # _buf[_scan:_seek] holds no line end: a long line arriving in many chunks is
+        # searched once, not again with every chunk.
+        self._seek = 0
         self._data: list[bytes] = []
         self._type = ""
         self._id: str | None = None
@@ -59,44 +59,76 @@ class SSEDecoder:
             return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
         buf += chunk
+        seek = self._seek
+        lf = buf.find(b"\n", seek)
+        cr = buf.find(b"\r", seek)
         events: list[Event] = []
-        if buf.find(b"\r", self._scan) < 0:
-            pos = self._feed_lf(buf, events)
+        if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
+            # No line ends here: the usual case for a chunk inside a long line. A CR at
+            # the end of the buffer may be the first half of a CRLF, so it waits.
+            self._seek = len(buf) if cr < 0 else cr
+        elif self._lines(buf, events, lf, cr):
+            start = self._event_start
+            if start:  # the bytes of dispatched events go
+                del buf[:start]
+                self._scan -= start
+                self._seek -= start
+                self._event_start = 0
         else:
-            pos = self._feed_any(buf, events)
-        if pos < 0:  # an event past the limit ended parsing
-            return events
-        del buf[: self._event_start]
-        self._scan = pos - self._event_start
-        self._event_start = 0
+            return events  # an event past the limit ended parsing
         if len(buf) > self._max:
             self.oversized = True
             events.append(Event(b"", "", None, bytes(buf)))
             buf.clear()
+            self._scan = self._seek = 0
         return events
 
-    def _feed_lf(self, buf: bytearray, events: list[Event]) -> int:
-        """Lines that all end in LF (the usual case): found with find, not a regex."""
+    def _lines(self, buf: bytearray, events: list[Event], lf: int, cr: int) -> bool:
+        """Read the lines that end in ``buf`` past ``_scan``, whatever ends them (CRLF, LF
+        or CR), appending the events they complete; False if one was past the limit.
+
+        ``lf`` and ``cr`` are the first LF and CR at or past ``_scan`` (-1: none). Each is
+        looked for again only once the reading passed it, so every byte is searched once
+        for each, and the usual lines (``data: ...``, ``event: message``) are read inline.
+        """
         pos = self._scan
         start = self._event_start
+        end = len(buf)
+        eof = self._eof
         find = buf.find
+        startswith = buf.startswith
         field = self._field
         data = self._data
         limit = self._max
         too_big: bytes | None = None
         with memoryview(buf) as view:  # slices copy once; released before buf is resized
-            while (eol := find(b"\n", pos)) >= 0:
+            while True:
+                if cr < 0 or 0 <= lf < cr:  # the line ends in LF, or nowhere yet
+                    if lf < 0:
+                        break
+                    eol = lf
+                    nxt = lf + 1
+                    lf = find(b"\n", nxt)
+                else:  # in CR or CRLF
+                    eol = cr
+                    nxt = cr + 1
+                    if nxt == end and not eof:
+                        break  # a CR at the end of the buffer may be the first half of CRLF
+                    if lf == nxt:
+                        nxt += 1
+                        lf = find(b"\n", nxt)
+                    cr = find(b"\r", nxt)
                 if eol != pos:
-                    if buf.startswith(b"data: ", pos):  # the usual lines, as _field reads them
+                    if startswith(b"data: ", pos):  # the usual lines, as _field reads them
                         data.append(bytes(view[pos + 6 : eol]))
-                    elif eol - pos == 14 and buf.startswith(b"event: message", pos):
+                    elif eol - pos == 14 and startswith(b"event: message", pos):
                         self._type = "message"
                     else:
                         field(bytes(view[pos:eol]))
-                    pos = eol + 1
+                    pos = nxt
                     continue
-                raw = bytes(view[start : eol + 1])
-                pos = start = eol + 1
+                raw = bytes(view[start:nxt])
+                pos = start = nxt
                 if len(raw) > limit:
                     too_big = raw
                     break
@@ -104,39 +136,18 @@ class SSEDecoder:
                 data = self._data  # a new list after each dispatch
         if too_big is not None:
             self._oversize(buf, events, too_big, pos)
-            return -1
+            return False
+        self._scan = pos
+        self._seek = end if cr < 0 else cr
         self._event_start = start
-        return pos
-
-    def _feed_any(self, buf: bytearray, events: list[Event]) -> int:
-        """Lines that end in CRLF, LF or CR."""
-        pos = self._scan
-        end = len(buf)
-        while pos < end:
-            match = _EOL.search(buf, pos)
-            if match is None:
-                break
-            if match.group() == b"\r" and match.end() == end and not self._eof:
-                break  # a CR at the end of the buffer may be the first half of CRLF
-            line = bytes(buf[pos : match.start()])
-            pos = match.end()
-            if line:
-                self._field(line)
-                continue
-            raw = bytes(buf[self._event_start : pos])
-            self._event_start = pos
-            if len(raw) > self._max:
-                self._oversize(buf, events, raw, pos)
-                return -1
-            events.append(self._dispatch(raw))
-        return pos
+        return True
 
     def _oversize(self, buf: bytearray, events: list[Event], raw: bytes, rest: int) -> None:
         """An event past the limit: it and the rest of the buffer go back raw; stop parsing."""
         self.oversized = True
         events.append(Event(b"", "", None, raw + bytes(buf[rest:])))
         buf.clear()
-        self._event_start = self._scan = 0
+        self._event_start = self._scan = self._seek = 0
         self._reset()
 
     def finish(self) -> list[Event]:

@@ -1,0 +1,218 @@
+"""The official ``mcp`` 2.x client over loopback, with and without the transport.
+
+``python -m benchmarks.official [--quick]``: MCPServer runs under uvicorn in another process
+(``_mcp_server.py``, 127.0.0.1, port 0) so client and server never share an interpreter.
+Each contender is a ``mcp.client.Client`` over ``streamable_http_client`` with its own
+``httpx2.AsyncClient``: bare (the SDK's timeouts, a plain ``AsyncHTTPTransport``), or
+``mcp_safe_retry.httpx2.mcp_client()`` around the same transport (and the baseline's, if one
+was loaded). One time per ``call_tool``, in interleaved rounds, medians, ratios to bare.
+
+Both protocol eras are measured against the same server: ``2026-07-28`` (the client's
+``auto`` mode: ``server/discover``, JSON answers) and ``2025-11-25`` (``mode="legacy"``:
+the initialize handshake and a session, answers as SSE streams whose lines end in CRLF).
+The SDK's limit on one SSE event is raised to 8 MiB for every contender, since the 1 MB
+result is a 2 MB event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_safe_retry.httpx2 import mcp_client
+
+from ._timing import Batch, clock, interleave
+from .percall import BASELINE, baseline_module, summarise
+
+__all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
+
+BARE = "mcp client"
+OURS = "mcp-safe-retry"
+ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # era -> the Client's mode
+SIZES = {"1k": 1024, "64k": 65536, "1m": 1 << 20}
+SDK_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # what the SDK's own default client uses
+# A 1 MB text comes as text and as structuredContent: a 2 MB event, past the SDK's 1 MiB
+# default for one SSE event.
+MAX_EVENT = 8 << 20
+
+
+def _http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
+    clients: dict[str, Callable[[], httpx2.AsyncClient]] = {
+        BARE: lambda: httpx2.AsyncClient(
+            transport=httpx2.AsyncHTTPTransport(), timeout=SDK_TIMEOUT, follow_redirects=True
+        ),
+        OURS: lambda: mcp_client(transport=httpx2.AsyncHTTPTransport()),
+    }
+    if BASELINE:
+        module = baseline_module("httpx2")
+        clients[BASELINE["label"]] = lambda: module.mcp_client(
+            transport=httpx2.AsyncHTTPTransport()
+        )
+    return clients
+
+
+class Sessions:
+    """One open ``Client`` per contender, on an event loop in a thread of its own.
+
+    The sessions stay open across batches (anyio's task groups must be left by the task
+    that entered them), and each batch times itself inside the loop.
+    """
+
+    def __init__(self, url: str, mode: str) -> None:
+        self._url = url
+        self._mode = mode
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._clients: dict[str, Client] = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> Sessions:
+        self._thread.start()
+        if not self._ready.wait(60) or self._error is not None:
+            raise RuntimeError(f"sessions did not open: {self._error!r}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stop = self._stop
+        if stop is not None:
+            self._loop.call_soon_threadsafe(stop.set)
+        self._thread.join(30)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._clients)
+
+    def protocol_version(self, name: str) -> str:
+        return str(self._clients[name].protocol_version)
+
+    def _serve(self) -> None:
+        try:
+            self._loop.run_until_complete(self._main())
+        except BaseException as exc:  # reported by __enter__
+            self._error = exc
+            self._ready.set()
+        finally:
+            self._loop.close()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            for name, make in _http_clients().items():
+                http = await stack.enter_async_context(make())
+                transport = streamable_http_client(
+                    self._url, http_client=http, max_sse_event_size=MAX_EVENT
+                )
+                client = Client(transport, mode=self._mode)
+                self._clients[name] = await stack.enter_async_context(client)
+            self._ready.set()
+            await self._stop.wait()
+
+    def run(self, coroutine: Awaitable[float]) -> float:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
+
+    def batch(self, name: str, size: int) -> Batch:
+        client = self._clients[name]
+
+        async def calls(n: int) -> float:
+            call = client.call_tool
+            arguments = {"size": size}
+            start = clock()
+            for _ in range(n):
+                await call("text", arguments)
+            return clock() - start
+
+        return lambda n: self.run(calls(n))
+
+    def check(self, size: int) -> None:
+        """Every contender gets the whole text back, as text and as structured content."""
+
+        async def one(client: Client) -> float:
+            result = await client.call_tool("text", {"size": size})
+            text = result.content[0].text  # type: ignore[union-attr]
+            structured = result.structured_content or {}
+            if result.is_error or len(text) != size or len(structured.get("result", "")) != size:
+                raise RuntimeError(f"unexpected answer to text({size})")
+            return 0.0
+
+        for client in self._clients.values():
+            self.run(one(client))
+
+
+@contextlib.contextmanager
+def official_server() -> Iterator[str]:
+    """Start ``_mcp_server.py`` in a subprocess on 127.0.0.1 port 0; yield its MCP URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks._mcp_server"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"MCP server did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()  # the server exits when its stdin closes
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]:
+    """One row per era and size: µs per ``call_tool`` of each contender, ratios to bare."""
+    rows = []
+    with official_server() as url:
+        for era, mode in ERAS.items():
+            with Sessions(url, mode) as sessions:
+                for name in sessions.names:
+                    if sessions.protocol_version(name) != era:
+                        raise RuntimeError(f"{name} negotiated {sessions.protocol_version(name)}")
+                for size_name in sizes:
+                    size = SIZES[size_name]
+                    sessions.check(size)
+                    batches = {name: sessions.batch(name, size) for name in sessions.names}
+                    per_call = interleave(batches, rounds=rounds, target=target)
+                    rows.append(
+                        {
+                            "era": era,
+                            "case": f"text-{size_name}",
+                            "contenders": summarise(per_call, bare=BARE),
+                        }
+                    )
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    rows = run(
+        sizes=["1k"] if quick else list(SIZES),
+        rounds=2 if quick else 11,
+        target=0.01 if quick else 0.1,
+    )
+    for row in rows:
+        for name, cell in row["contenders"].items():
+            print(
+                f"{row['era']} {row['case']:9s} {name:24s} {cell['us_per_call']:9.1f} µs"
+                f"  x{cell['ratio']:.3f}  {cell['added_us']:+.1f} µs"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,265 @@
+"""The incremental SSE decoder against a reference decoder written plainly in this file.
+
+The reference reads a whole stream at once, byte by byte, by the rules the decoder
+documents (WHATWG event streams: lines end in CRLF, LF or CR; a blank line dispatches;
+``data`` lines join with LF; ``id`` without NUL; ``retry`` digits only; ``:`` starts a
+comment). The decoder must give the same events for any chunking and any mix of line
+endings, a CR at the end of one chunk and its LF at the start of the next included.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_safe_retry.core.sse import Event, SSEDecoder, encode_event
+
+CR, LF = 13, 10
+
+
+class Decoded(NamedTuple):
+    events: list[Event]
+    pending: bytes
+    last_event_id: str | None
+    retry_ms: int | None
+
+
+def reference(stream: bytes, *, ended: bool) -> Decoded:
+    """Decode a whole stream; ``ended``: the stream is over, so a final CR ends a line."""
+    events: list[Event] = []
+    data: list[bytes] = []
+    kind = ""
+    event_id: str | None = None
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    event_start = line_start = i = 0
+    while i < len(stream):
+        byte = stream[i]
+        if byte not in (CR, LF):
+            i += 1
+            continue
+        line = stream[line_start:i]
+        if byte == CR and i + 1 == len(stream) and not ended:
+            break  # may be the first half of a CRLF still to come
+        i += 2 if byte == CR and stream[i + 1 : i + 2] == b"\n" else 1
+        line_start = i
+        if line:
+            name, colon, value = line.partition(b":")
+            if colon and value[:1] == b" ":
+                value = value[1:]
+            if not name:
+                pass  # a comment
+            elif name == b"data":
+                data.append(value)
+            elif name == b"event":
+                kind = value.decode("utf-8", "replace")
+            elif name == b"id" and b"\x00" not in value:
+                event_id = last_event_id = value.decode("utf-8", "replace")
+            elif name == b"retry" and value.isdigit():
+                retry_ms = int(value)
+            continue
+        raw = stream[event_start:i]
+        event_start = i
+        if data:
+            events.append(Event(b"\n".join(data), kind or "message", event_id, raw))
+        else:
+            events.append(Event(b"", "", event_id, raw))
+        data, kind, event_id = [], "", None
+    return Decoded(events, stream[event_start:], last_event_id, retry_ms)
+
+
+def decode(chunks: list[bytes], *, limit: int = 1 << 20, ended: bool = True) -> Decoded:
+    decoder = SSEDecoder(limit)
+    events = [event for chunk in chunks for event in decoder.feed(chunk)]
+    if ended:
+        events += decoder.finish()
+    return Decoded(events, decoder.pending(), decoder.last_event_id, decoder.retry_ms)
+
+
+EOLS = st.sampled_from([b"\n", b"\r\n", b"\r"])
+TEXT = st.binary(max_size=12).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b""))
+LINES = st.one_of(
+    TEXT.map(lambda t: b"data: " + t),
+    TEXT.map(lambda t: b"data:" + t),
+    st.sampled_from(
+        [
+            b"",  # a blank line: dispatch
+            b"",
+            b"data",
+            b"data: ",
+            b"event: message",
+            b"event:message",
+            b"event: other",
+            b"event",
+            b"id: 7",
+            b"id:",
+            b"id: a\x00b",
+            b"retry: 250",
+            b"retry: 2x",
+            b": keep-alive",
+            b":",
+            b"weird",
+            b"data : spaced name",
+            b"\xff\xfe: not utf-8",
+            b"id: \xff",
+        ]
+    ),
+)
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[list[bytes], list[bytes]]:
+    """A stream as (lines, line endings), each line with its own ending."""
+    lines = draw(st.lists(LINES, max_size=24))
+    same = draw(st.booleans())  # one style for the whole stream, or a mix per line
+    if same:
+        eol = draw(EOLS)
+        eols = [eol] * len(lines)
+    else:
+        eols = draw(st.lists(EOLS, min_size=len(lines), max_size=len(lines)))
+    for i in range(len(lines) - 1):  # CR, then an empty line ended by LF, reads as one CRLF
+        if eols[i] == b"\r" and lines[i + 1] == b"" and eols[i + 1] == b"\n":
+            eols[i] = b"\r\n"
+    return lines, eols
+
+
+def join(lines: list[bytes], eols: list[bytes], tail: bytes = b"") -> bytes:
+    return b"".join(line + eol for line, eol in zip(lines, eols, strict=True)) + tail
+
+
+@st.composite
+def chunked(draw: st.DrawFn, stream: bytes) -> list[bytes]:
+    """``stream`` cut anywhere, and (half the time) also right after every CR, so that a
+    CRLF's LF starts the next chunk."""
+    cuts = set(draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    if draw(st.booleans()):
+        cuts |= {i + 1 for i, byte in enumerate(stream) if byte == CR}
+    bounds = sorted({0, len(stream), *cuts})
+    return [stream[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+TAILS = st.sampled_from([b"", b"data: unterminated", b"data: x\r", b"\r", b"id: 9\r\n"])
+
+
+@given(stream=streams(), tail=TAILS, ended=st.booleans(), data=st.data())
+@settings(max_examples=600, deadline=None)
+def test_same_events_as_the_reference_for_any_chunking(
+    stream: tuple[list[bytes], list[bytes]], tail: bytes, ended: bool, data: st.DataObject
+) -> None:
+    whole = join(*stream, tail)
+    chunks = data.draw(chunked(whole))
+    assert decode(chunks, ended=ended) == reference(whole, ended=ended)
+
+
+NOISE = st.lists(
+    st.sampled_from(
+        [b"\r", b"\n", b"\r\n", b"\r\r", b"\n\r", b"data: x", b"data:", b"a", b":", b" ", b"id: 1"]
+    ),
+    max_size=40,
+).map(b"".join)
+
+
+@given(whole=NOISE, ended=st.booleans(), data=st.data())
+@settings(max_examples=600, deadline=None)
+def test_same_events_as_the_reference_on_line_end_noise(
+    whole: bytes, ended: bool, data: st.DataObject
+) -> None:
+    chunks = data.draw(chunked(whole))
+    assert decode(chunks, ended=ended) == reference(whole, ended=ended)
+
+
+@given(stream=streams(), style=EOLS, data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_line_ending_style_changes_only_the_raw_bytes(
+    stream: tuple[list[bytes], list[bytes]], style: bytes, data: st.DataObject
+) -> None:
+    lines, eols = stream
+    mixed = join(lines, eols)
+    uniform = join(lines, [style] * len(lines))
+    got = decode(data.draw(chunked(mixed)))
+    want = decode(data.draw(chunked(uniform)))
+    assert [e[:3] for e in got.events] == [e[:3] for e in want.events]
+    assert (got.last_event_id, got.retry_ms) == (want.last_event_id, want.retry_ms)
+    assert lf_only(got.pending) == lf_only(want.pending)
+
+
+def lf_only(raw: bytes) -> bytes:
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
+@given(whole=NOISE | streams().map(lambda s: join(*s)), limit=st.integers(1, 120), data=st.data())
+@settings(max_examples=600, deadline=None)
+def test_every_byte_accounted_for_and_memory_bounded(
+    whole: bytes, limit: int, data: st.DataObject
+) -> None:
+    """With a limit, the stream still comes back whole and in order; the events before the
+    decoder gave up are the reference's first events."""
+    decoder = SSEDecoder(limit)
+    decoded: list[Event] = []
+    handed: list[bytes] = []
+    for chunk in data.draw(chunked(whole)):
+        was_oversized = decoder.oversized
+        events = decoder.feed(chunk)
+        handed += [e.raw for e in events]
+        if not was_oversized:
+            decoded += events[:-1] if decoder.oversized else events
+        assert len(decoder.pending()) <= limit
+    was_oversized = decoder.oversized
+    events = decoder.finish()
+    handed += [e.raw for e in events]
+    if not was_oversized:
+        decoded += events
+    assert b"".join(handed) + decoder.pending() == whole
+    expected = reference(whole, ended=True).events
+    assert decoded == expected[: len(decoded)]
+    if not decoder.oversized:  # nothing given up: all of it decoded
+        assert decoded == expected
+
+
+@pytest.mark.parametrize(
+    ("chunks", "events"),
+    [
+        pytest.param(
+            [b"data: a\r", b"\n\r\n"],
+            [Event(b"a", "message", None, b"data: a\r\n\r\n")],
+            id="CRLF-split-over-chunks",
+        ),
+        pytest.param([b"data: a\r\n\r"], [], id="final-CR-waits-for-a-possible-LF"),
+        pytest.param([b"data: a\r", b"\r"], [], id="CR-CR-waits-too"),
+        pytest.param(
+            [b"data: a\r", b"\r", b"x"], [Event(b"a", "message", None, b"data: a\r\r")], id="CR-CR"
+        ),
+        pytest.param(
+            [b"data: a\n", b"data: b\r\n", b"\r"],
+            [],
+            id="mixed-waits-for-its-last-CR",
+        ),
+    ],
+)
+def test_a_cr_at_the_end_of_a_chunk_waits(chunks: list[bytes], events: list[Event]) -> None:
+    assert decode(chunks, ended=False).events == events
+
+
+def test_a_final_cr_ends_the_line_at_end_of_stream() -> None:
+    decoded = decode([b"data: a\r\n", b"\r"], ended=True)
+    assert decoded.events == [Event(b"a", "message", None, b"data: a\r\n\r")]
+    assert decoded.pending == b""
+
+
+def test_a_long_line_in_small_chunks_decodes_once() -> None:
+    """A 1 MiB data line in 512-byte chunks, in each line-end style."""
+    payload = b"x" * (1 << 20)
+    for eol in (b"\n", b"\r\n", b"\r"):
+        stream = b"event: message" + eol + b"data: " + payload + eol + eol
+        chunks = [stream[i : i + 512] for i in range(0, len(stream), 512)]
+        (event,) = decode(chunks, limit=4 << 20).events
+        assert event == Event(payload, "message", None, stream)
+
+
+def test_encode_event_round_trips() -> None:
+    raw = encode_event(b'{"id":1}', event_id="e-1")
+    assert decode([raw]).events == [Event(b'{"id":1}', "message", "e-1", raw)]
