@@ -39,7 +39,7 @@ import httpx
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry import AdaptiveDelay, History, Idempotency, RetryPolicy
 
 SCENARIO = "latency.slow_tail"
 MODERN = "2026-07-28"
@@ -53,6 +53,7 @@ CONTENDERS: dict[str, RetryPolicy] = {
     "hedge 50 ms": attrs.evolve(BASE, hedge_after=0.05),
     "hedge 50 ms, 2 hedges": attrs.evolve(BASE, hedge_after=0.05, max_hedges=2),
     "hedge adaptive p95": attrs.evolve(BASE, hedge_after="adaptive"),
+    "hedge adaptive p90": attrs.evolve(BASE, hedge_after=AdaptiveDelay(quantile=0.9)),
 }
 
 

@@ -41,7 +41,12 @@ def test_hedging_benchmark_counts_posts_and_executions(tmp_path: Path) -> None:
     assert row["p50_ms"] <= row["p95_ms"] <= row["p99_ms"] <= row["max_ms"]
     assert row["p99_ratio"] == 1.0
     assert "p99 ms" in done.stdout
-    assert set(rows) == {"hedge 50 ms", "hedge 50 ms, 2 hedges", "hedge adaptive p95"}
+    assert set(rows) == {
+        "hedge 50 ms",
+        "hedge 50 ms, 2 hedges",
+        "hedge adaptive p95",
+        "hedge adaptive p90",
+    }
     for name, hedged in rows.items():
         cap = 3 if name == "hedge 50 ms, 2 hedges" else 2
         assert hedged["calls"] == 6 and hedged["tool_errors"] == 0, name

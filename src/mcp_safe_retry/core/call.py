@@ -74,6 +74,7 @@ IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
 _POSTED, _RESUMED, _HEDGED = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.HEDGE
+_WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
 class Head(NamedTuple):
@@ -515,7 +516,7 @@ class Call(Ledger):
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
             _RESUMED if resuming else self._kind,
-            (CopyState.FAILED if decision.retry else CopyState.WON) if hedged else None,
+            (_FAILED if decision.retry else _WON) if hedged else None,
         )
         self._attempts.append(attempt)
         if hedged:
