@@ -46,7 +46,7 @@ from .jsonrpc import (
     with_id,
 )
 from .kinds import AttemptKind, ErrorKind
-from .ledger import Ledger
+from .ledger import Ledger, attempt_number
 from .observed import LEARNED_METHODS, client_info
 from .origin import marked_origin
 from .policy import (
@@ -363,43 +363,6 @@ class Call(Ledger):
         self._origin = origin
         self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
 
-    def record_copy(
-        self,
-        copy: Copy,
-        origin: RetryOrigin,
-        classification: Classification,
-        head: Head | None,
-        error_kind: str | None,
-    ) -> None:
-        """Add the attempt of a copy that decided nothing (it failed while others flew, or
-        lost): its fate is the copy's state."""
-        now = self._engine.clock()
-        attempt = AttemptValues(
-            copy.number,
-            origin,
-            copy.wire_id,
-            classification,
-            head.status if head else None,
-            head.content_type if head else None,
-            error_kind,
-            0.0,
-            None,
-            None,
-            copy.sent_at - self._start,
-            max(0.0, now - copy.sent_at),
-            _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED,
-            str(copy.state),
-        )
-        self._attempts.append(attempt)
-        self._attempts.sort(key=_number)
-        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
-        if head is not None and head.session_id and self._session is None:
-            self._session = head.session_id
-        snapshot = self._take_snapshot(None, now)
-        listeners = self._engine.listeners()
-        if listeners:
-            self._tell(listeners, snapshot, attempt=True)
-
     def _send(self) -> Send:
         self._sent_at = self._engine.clock()
         self._in_flight = True
@@ -520,7 +483,7 @@ class Call(Ledger):
         )
         self._attempts.append(attempt)
         if hedged:
-            self._attempts.sort(key=_number)
+            self._attempts.sort(key=attempt_number)
         self._resuming = False
         if head is not None and head.session_id and self._session is None:
             self._session = head.session_id
@@ -576,10 +539,6 @@ class Call(Ledger):
         if source is None or is_exact(source):
             return message
         return loads(source)
-
-
-def _number(attempt: AttemptValues) -> int:
-    return attempt.number
 
 
 def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
