@@ -54,6 +54,7 @@ CONTENDERS: dict[str, RetryPolicy] = {
     "hedge 50 ms, 2 hedges": attrs.evolve(BASE, hedge_after=0.05, max_hedges=2),
     "hedge adaptive p95": attrs.evolve(BASE, hedge_after="adaptive"),
     "hedge adaptive p90": attrs.evolve(BASE, hedge_after=AdaptiveDelay(quantile=0.9)),
+    "hedge adaptive p80": attrs.evolve(BASE, hedge_after=AdaptiveDelay(quantile=0.8)),
 }
 
 

@@ -46,6 +46,7 @@ def test_hedging_benchmark_counts_posts_and_executions(tmp_path: Path) -> None:
         "hedge 50 ms, 2 hedges",
         "hedge adaptive p95",
         "hedge adaptive p90",
+        "hedge adaptive p80",
     }
     for name, hedged in rows.items():
         cap = 3 if name == "hedge 50 ms, 2 hedges" else 2
