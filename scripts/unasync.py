@@ -27,7 +27,7 @@ Rule = tuple[str, str]
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
     ("from ..race_httpx_async import race\n", "from ..support import no_race as race\n"),
-    ("import anyio\n", "import time\n"),  # the import sorter moves it where it belongs
+    ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
     ("Awaitable[None]", "None"),
     ("Awaitable[Ended]", "Ended"),
     ("Awaitable, ", ""),
@@ -43,6 +43,7 @@ UNASYNC: Sequence[Rule] = (
     ("aclose", "close"),
     ("aread", "read"),
     ("anyio.sleep", "time.sleep"),
+    ("anyio.Lock", "threading.Lock"),
     ("awaited with", "called with"),
     ("The async httpx shell", "The sync httpx shell"),
     ("The bodies of the async httpx shell", "The bodies of the sync httpx shell"),

@@ -245,7 +245,7 @@ def on_a_session(lib: tuple[Any, Any]) -> tuple[Any, Lagged, Any, Any]:
 
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_cancelling_the_caller_cancels_every_copy(lib: tuple[Any, Any]) -> None:
-    library, inner, transport, client = on_a_session(lib)
+    _, inner, transport, client = on_a_session(lib)
     async with client:
         with anyio.move_on_after(0.2):
             await client.post(URL, json=tool_call("lookup", 7))

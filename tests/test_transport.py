@@ -675,6 +675,15 @@ async def test_unsafe_call_that_never_left_is_resent_by_default(mode: str) -> No
     assert len(opted_out.requests) == 1
 
 
+async def test_a_notification_that_never_left_is_resent_as_it_was(mode: str) -> None:
+    script = Script(httpx.ConnectError("refused"), status_reply(202))
+    d = Driver(mode, script)
+    notice = rpc("notifications/roots/list_changed", id=None)
+    response = await d.post(notice)
+    assert response.status_code == 202
+    assert script.bodies == [notice, notice]  # no id added: it stays a notification
+
+
 async def test_unsent_retries_are_throttled_by_the_retry_budget(mode: str) -> None:
     budget = RetryBudget.grpc(max_tokens=2)
     script = Script(*[httpx.ConnectError("refused")] * 10)

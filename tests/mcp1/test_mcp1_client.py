@@ -27,6 +27,7 @@ from mcp_safe_retry import (
     History,
     Idempotency,
     Outcome,
+    Reason,
     RetryOrigin,
     RetryPolicy,
     mcp_client,
@@ -155,13 +156,15 @@ async def test_tool_error_is_reported_not_retried(kitchen: Kitchen) -> None:
     assert first.classification.outcome is Outcome.TOOL_ERROR and first.post_count == 1
 
 
-async def _calls_across_a_dropped_session(kitchen: Kitchen, tool: str) -> list[Any]:
+async def _calls_across_a_dropped_session(
+    kitchen: Kitchen, tool: str, http: httpx.AsyncClient
+) -> list[Any]:
     """Three calls on one session; the kitchen's server drops the session after the first."""
     url = kitchen.url_for("session_dropped", {"afterCalls": 1})
     outcomes: list[Any] = []
     with anyio.fail_after(20):
         async with (
-            mcp_client(policy=POLICY, history=History()) as http,
+            http,
             streamable_http_client(url, http_client=http) as (read, write, _),
             ClientSession(read, write) as session,
         ):
@@ -178,7 +181,8 @@ async def _calls_across_a_dropped_session(kitchen: Kitchen, tool: str) -> list[A
 async def test_mcp1_reports_a_dropped_session_as_plus_32600_and_we_recognise_it(
     kitchen: Kitchen,
 ) -> None:
-    outcomes = await _calls_across_a_dropped_session(kitchen, "lookup")
+    # Without our transport underneath, the client meets the 404 itself.
+    outcomes = await _calls_across_a_dropped_session(kitchen, "lookup", httpx.AsyncClient())
     assert not isinstance(outcomes[0], McpError), outcomes[0]
     error = outcomes[1]
     assert isinstance(error, McpError)
@@ -187,15 +191,23 @@ async def test_mcp1_reports_a_dropped_session_as_plus_32600_and_we_recognise_it(
     assert session_lost(seen)
 
 
-@pytest.mark.xfail(raises=McpError, strict=True, reason="session re-init: issue 13 section 2")
 @pytest.mark.parametrize("tool", ["lookup", "charge"])
 async def test_a_dropped_session_is_reinitialised_and_the_call_runs_once(
     kitchen: Kitchen, tool: str
 ) -> None:
-    outcomes = await _calls_across_a_dropped_session(kitchen, tool)
-    errors = [o for o in outcomes if isinstance(o, McpError)]
-    if errors:
-        raise errors[0]  # today: the 404 reaches the caller as "Session terminated"
-    assert not any(result.isError for result in outcomes)
-    assert kitchen.state()["executions"] == {tool: 3}
+    history = History()
+    http = mcp_client(policy=POLICY, history=history)
+    outcomes = await _calls_across_a_dropped_session(kitchen, tool, http)
+    assert not any(isinstance(o, McpError) or o.isError for o in outcomes), outcomes
+    assert kitchen.state()["executions"] == {tool: 3}  # each call ran exactly once
     assert [p["method"] for p in kitchen.state()["posts"]].count("initialize") == 2
+    second = tool_records(history, tool)[1]  # the call that met the 404
+    assert [a.kind for a in second.attempts] == ["post", "reinitialise", "post"]
+    assert [a.decision.reason for a in second.attempts if a.decision] == [
+        Reason.SESSION_LOST,
+        Reason.SESSION_REINITIALISED,
+        Reason.SUCCESS,
+    ]
+    assert second.http_statuses == (404, 200, 200) and second.post_count == 2
+    third = tool_records(history, tool)[2]
+    assert third.post_count == 1 and third.session_id == second.session_id

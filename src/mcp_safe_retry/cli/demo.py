@@ -14,7 +14,8 @@ from typing import Any, TextIO
 import attrs
 
 from ..core.classify import Outcome
-from ..core.policy import Idempotency, RetryPolicy
+from ..core.kinds import AttemptKind
+from ..core.policy import Idempotency, Reason, RetryPolicy
 from ..core.records import CallRecord, History
 from .report import record_row
 
@@ -167,15 +168,22 @@ def _cases() -> list[Case]:
             era=ERA_2025,
             survives=True,
         ),
-        Case(
-            "session expired",
-            "session_expired",
-            {"afterRequests": 1},
-            *LOOKUP,
-            (http,),
-            1,
-            0,
-            era=ERA_2025,
+        # A 404 for the session: the server did not process the call, so after one new
+        # initialize it is re-sent in the new session, an UNSAFE one too.
+        *(
+            Case(
+                "session expired",
+                "session_expired",
+                {"afterRequests": 1},
+                tool,
+                arguments,
+                (ok,),
+                2,
+                1,
+                era=ERA_2025,
+                survives=survives,
+            )
+            for (tool, arguments), survives in ((LOOKUP, False), (_charge("order-8"), True))
         ),
     ]
 
@@ -188,9 +196,9 @@ COLUMNS = (
     ("call", 14),
     ("idem.", 6),
     ("POSTs", 5),
-    ("HTTP", 8),
+    ("HTTP", 11),
     ("outcome", 22),
-    ("origins", 9),
+    ("origins", 12),
     ("decision", 20),
     ("runs", 4),
     ("check", 5),
@@ -296,6 +304,18 @@ async def _run_case(case: Case, kitchens: dict[str, Any]) -> CaseResult:
     return CaseResult(case, records, posts, executions, tuple(problems))
 
 
+def _sent_twice(record: CallRecord) -> bool:
+    """Whether an UNSAFE call may have reached its tool twice: POSTs the server processed
+    (a 404 for a lost session says it did not) beyond the first."""
+    processed = [
+        a
+        for a in record.attempts
+        if a.kind == AttemptKind.POST
+        and (a.decision is None or a.decision.reason is not Reason.SESSION_LOST)
+    ]
+    return record.idempotency is Idempotency.UNSAFE and len(processed) > 1
+
+
 async def run_demo(
     out: TextIO = sys.stdout,
     *,
@@ -315,7 +335,10 @@ async def run_demo(
         kitchens = {ERA_2026: modern, ERA_2025: legacy}
         if not as_json:
             say(f"kitchen on {modern.base_url} (2026-07-28) and {legacy.base_url} (2025-11-25)")
-            say("policy: lookup is READ; charge and approve are UNSAFE (never re-sent)\n")
+            say(
+                "policy: lookup is READ; charge and approve are UNSAFE (never re-sent once the "
+                "server may have run them)\n"
+            )
             say(_line([name for name, _ in COLUMNS]))
             say(_line(["-" * w for _, w in COLUMNS]))
         for case in cases:
@@ -325,11 +348,8 @@ async def run_demo(
                 for row in _rows(result):
                     say(row)
     failed = [r for r in results if not r.ok]
-    if any(
-        rec.idempotency is Idempotency.UNSAFE and rec.post_count > 1
-        for r in results
-        for rec in r.records
-    ):
+    resent = [rec for r in results for rec in r.records if _sent_twice(rec)]
+    if resent:
         failed = failed or results  # never expected: the invariant is the point of the demo
     if as_json:
         payload = [
@@ -347,16 +367,11 @@ async def run_demo(
         print(json.dumps(payload, indent=2), file=out)
     else:
         elapsed = time.monotonic() - started
-        resent = [
-            rec
-            for r in results
-            for rec in r.records
-            if rec.idempotency is Idempotency.UNSAFE and rec.post_count > 1
-        ]
         say(
             "\nruns: how often the kitchen ran the tool. A drop or a cut stream of an UNSAFE\n"
             "call reached the MCP client as a JSON-RPC error (-32010), and the next call on\n"
-            "the same session worked."
+            "the same session worked. An expired session (404) was re-initialised once and\n"
+            "the call re-sent in the new one: the server had not processed it."
         )
         say(
             f"\n{len(results) - len(failed)}/{len(results)} scenarios behaved as the policy "

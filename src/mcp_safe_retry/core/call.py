@@ -60,6 +60,8 @@ from .policy import (
     retries_after,
 )
 from .records import AttemptValues, RetryOrigin
+from .renewing import Renewing
+from .session import SESSION_HEADER
 from .sse import encode_event
 from .stream import StreamTracker
 
@@ -73,7 +75,8 @@ IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _RESUMED, _HEDGED = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.HEDGE
+_POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
+_HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
@@ -96,7 +99,7 @@ def streams(head: Head, facts: RequestFacts) -> bool:
     )
 
 
-class Call(Ledger):
+class Call(Renewing, Ledger):
     """The state of one logical call across its attempts."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
@@ -126,7 +129,7 @@ class Call(Ledger):
     ) -> None:
         self._engine = engine
         self.facts = facts
-        self._session = headers.get("mcp-session-id")
+        self._session = self._sent_session = headers.get(SESSION_HEADER)
         observed = engine.observed
         self.idempotency = (
             Idempotency.UNSAFE
@@ -163,6 +166,9 @@ class Call(Ledger):
 
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
+        if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
+            self._reading = head
+            return self._engine.read
         if streams(head, self.facts):
             self._head = head
             assert self._wire_id is not None  # a notification's answer is never streamed
@@ -182,6 +188,8 @@ class Call(Ledger):
         """The whole body of the answer a ``Read`` asked for."""
         head = self._reading
         assert head is not None  # a Read follows headed()
+        if self._renewal is not None:
+            return self._renewal_answered(head, body)
         facts = self.facts
         resuming = self._resuming
         # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
@@ -194,6 +202,8 @@ class Call(Ledger):
             max_event_bytes=self._engine.max_event_bytes,
             want_message=self._wants_message(),
         )
+        if head.status == 404 and self._renewable(classification):
+            return self._session_lost(head, body, classification)
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
@@ -208,12 +218,7 @@ class Call(Ledger):
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
-            event = self._splice_event() or self.contained(in_stream=True)
-            if event is None:
-                return Break(
-                    f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
-                )
-            return EndStream(event)
+            return self._reissued_end(head)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
@@ -221,6 +226,8 @@ class Call(Ledger):
         """A network error instead of a response (or while its body was read)."""
         resuming = self._resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
+        if self._renewal is not None:
+            return self._renewal_over(classification, None, error_kind=kind)
         decision = self._settle(classification, None, error_kind=kind)
         if decision.retry:
             return self._next(decision)
@@ -299,7 +306,11 @@ class Call(Ledger):
                 now=now,
             )
             return
-        # Between attempts (in the backoff): the planned retry is never sent.
+        # Between attempts (in the backoff, or waiting for the session lock).
+        self._stop_planned(stop, now)
+
+    def _stop_planned(self, stop: Decision, now: float) -> None:
+        """The retry the last attempt planned is never sent: the call ends with it."""
         last = self._attempts[-1]
         self._attempts[-1] = last._replace(decision=stop)
         self.done = True
@@ -368,7 +379,7 @@ class Call(Ledger):
         self._in_flight = True
         self._head = None
         content = self._content
-        return _SEND_AS_IS if content is None else Send(content)
+        return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
 
     def _next(self, decision: Decision) -> Command:
         """The command that carries out a retry: wait first, unless there is nothing to wait."""
@@ -459,12 +470,17 @@ class Call(Ledger):
         retry_after: float | None,
         message: JSON,
         now: float,
+        final: Classification | None = None,
     ) -> Decision:
-        """Append the attempt that just ended, with what follows it, for the hooks too."""
+        """Append the attempt that just ended, with what follows it, for the hooks too
+        (``final``: the call's verdict if it ends here, when not the attempt's own)."""
         engine = self._engine
         self._in_flight = False
         resuming = self._resuming
         hedged = self._hedged
+        renewal = self._renewal
+        if final is None:
+            final = classification
         attempt = AttemptValues(
             self._copy_number if hedged else len(self._attempts) + 1,
             RetryOrigin.APPLICATION if resuming else self._origin,
@@ -478,12 +494,14 @@ class Call(Ledger):
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            _RESUMED if resuming else self._kind,
-            (_FAILED if decision.retry else _WON) if hedged else None,
+            _RESUMED if resuming else self._kind if renewal is None else _RENEWING,
+            self._sent_session if renewal is None else renewal.session,
+            (_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
         self._attempts.append(attempt)
         if hedged:
             self._attempts.sort(key=attempt_number)
+            self._copy_number = len(self._attempts) + 1  # an attempt after the race
         self._resuming = False
         if head is not None and head.session_id and self._session is None:
             self._session = head.session_id
@@ -491,25 +509,38 @@ class Call(Ledger):
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, classification, message)
-        snapshot = self._take_snapshot(classification if self.done else None, now)
+            engine.observed.learn(self.facts, final, message, self._session)
+        snapshot = self._take_snapshot(final if self.done else None, now)
         listeners = engine.listeners()
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
         if self.done:
-            self._finish(snapshot, classification, now, listeners)
+            self._finish(snapshot, final, now, listeners)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
         engine = self._engine
+        facts = self.facts
         self._delay = decision.delay
-        self._copy_number = len(self._attempts) + 1
         self._kind = _POSTED
         self._origin = RetryOrigin.SDK
+        if facts.id is None:  # a notification has no id to change: it goes as it came
+            if self._content is None:
+                self._content = facts.source
+            return
         self._wire_id = engine.fresh_id()
-        self._content = with_id(self.facts.exact_message(), self._wire_id)
-        if self.facts.id is not None:
-            engine.observed.resent(self._session, self.facts.id, self._wire_id)
+        self._content = with_id(facts.exact_message(), self._wire_id)
+        engine.observed.resent(self._session, facts.id, self._wire_id)
+
+    def _reissued_end(self, head: Head) -> Command:
+        """How the SSE answer already handed on ends, its re-issued request answered by
+        ``head`` (and the last answer read): with that answer, or a contained failure."""
+        event = self._splice_event() or self.contained(in_stream=True)
+        if event is None:
+            return Break(
+                f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
+            )
+        return EndStream(event)
 
     def _splice_event(self) -> bytes | None:
         """The last read answer as one SSE event for the caller's id, to end a stream that

@@ -1,9 +1,10 @@
 """What a call asks its shell to do next: small values the shell carries out, nothing more.
 
 A shell feeds ``Call`` events (a response head, a body, a network error, a stream's end) and
-gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep`` or
-``Read``; it ends an exchange with ``HandOn``, ``Stream``, ``Contain`` or ``Raise`` (and,
-inside an SSE answer being handed on, with ``EndStream``, ``Break`` or ``Raise``).
+gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep``,
+``Read``, ``Lock`` or ``Unlock``; it ends an exchange with ``HandOn``, ``Stream``,
+``Contain``, ``Reply`` or ``Raise`` (and, inside an SSE answer being handed on, with
+``EndStream``, ``Break`` or ``Raise``).
 
 A shell dispatches on the command's type and knows nothing of why it was given: a new
 capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
@@ -23,22 +24,31 @@ __all__ = [
     "Contain",
     "EndStream",
     "HandOn",
+    "HeaderEdits",
+    "Lock",
     "Raise",
     "Read",
+    "Reply",
     "Send",
     "Sleep",
     "Stream",
+    "Unlock",
 ]
+
+HeaderEdits = tuple[tuple[str, str | None], ...]
+"""Request headers to change, by lower-case name: set to the value, or removed (None)."""
 
 # NamedTuples, not attrs classes: one or more is made per call, and they are the cheapest
 # frozen values Python builds.
 
 
 class Send(NamedTuple):
-    """Send the request now; ``content`` replaces the caller's body (None: send it as is)."""
+    """Send the request now; ``content`` replaces the caller's body (None: send it as is,
+    headers and all), with ``headers`` changed."""
 
     content: bytes | None
     kind: AttemptKind = AttemptKind.POST
+    headers: HeaderEdits = ()
 
 
 class Sleep(NamedTuple):
@@ -72,6 +82,26 @@ class Contain(NamedTuple):
     body: bytes
 
 
+class Reply(NamedTuple):
+    """Answer with a response made here from an answer the server sent earlier (kept by
+    the call, its body read whole): its status, Content-Type and body."""
+
+    status: int
+    content_type: str | None
+    body: bytes
+
+
+class Lock(NamedTuple):
+    """Take the transport's session lock (waiting while another call holds it), then tell
+    the call (``Call.locked``). Only one call at a time re-initialises a lost session."""
+
+
+class Unlock(NamedTuple):
+    """Release the session lock, then carry out ``then``."""
+
+    then: Command
+
+
 class Raise(NamedTuple):
     """Raise this exception (the call's record is attached to it already)."""
 
@@ -91,7 +121,21 @@ class Break(NamedTuple):
     message: str
 
 
-Command = Send | Sleep | Read | HandOn | Stream | Contain | Raise | EndStream | Break
+Command = (
+    Send
+    | Sleep
+    | Read
+    | Lock
+    | Unlock
+    | HandOn
+    | Stream
+    | Contain
+    | Reply
+    | Raise
+    | EndStream
+    | Break
+)
 
 HAND_ON = HandOn()
 END_STREAM = EndStream()
+LOCK = Lock()

@@ -1,5 +1,6 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
-re-send detector, hooks and the source of fresh request ids. One call's machine is
+re-send detector, hooks, the sessions seen (and renewed), and the source of fresh request
+ids. One call's machine is
 ``call.Call``; a shell asks the engine to begin one, and carries out what the call returns.
 """
 
@@ -24,6 +25,7 @@ from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
 from .records import History
+from .session import Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["Engine"]
@@ -63,12 +65,18 @@ class Engine:
         self.read = Read(max_event_bytes)  # the command to read a whole body, made once
         self.budget = budget if budget is not None else RetryBudget()
         self.contain_failures = contain_failures
-        self.observed = Observed()
+        self.sessions = Sessions()
+        self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Call] = OrderedDict()
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
+
+    def renewed(self, session: str | None) -> str | None:
+        """The session id to send instead of ``session`` (the client's), if the server
+        expired that session and it was renewed; else None."""
+        return None if session is None else self.sessions.replacement(session)
 
     def begin(
         self, body: bytes, headers: Mapping[str, str], extensions: Mapping[str, Any]

@@ -56,6 +56,7 @@ class Ledger:
     _started_at: float
     _start: float
     _in_flight: bool
+    _sent_session: str | None
     # What most calls never change, as class-level defaults: fewer stores per call.
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
@@ -137,7 +138,8 @@ class Ledger:
             copy.sent_at - self._start,
             max(0.0, now - copy.sent_at),
             AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
-            str(copy.state),
+            session_id=self._sent_session,
+            fate=str(copy.state),
         )
         self._attempts.append(attempt)
         self._attempts.sort(key=attempt_number)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from .classify import Classification, Outcome
 from .jsonrpc import JSON, RequestFacts, RequestId, dumps
+from .session import Handshake, Sessions
 
 __all__ = ["LEARNED_METHODS", "Observed", "client_info"]
 
@@ -15,19 +16,34 @@ LEARNED_METHODS = frozenset({"initialize", "tools/list"})
 
 
 class Observed:
-    """The client's name, the protocol version, the read-only tools, and the ids re-sent
-    requests went out under (so a cancellation can follow them). Safe across threads."""
+    """The client's name, the protocol version, the ``initialize`` that opened each session
+    (to renew it once the server expires it), the read-only tools, and the ids re-sent
+    requests went out under (so a cancellation can follow them, into a renewed session
+    too). Safe across threads.
 
-    def __init__(self) -> None:
+    Args:
+        sessions: where sessions are kept (the transport's); a renewed session's old and
+            new ids name one session here.
+    """
+
+    def __init__(self, sessions: Sessions | None = None) -> None:
         self._lock = threading.Lock()
+        self._sessions = sessions if sessions is not None else Sessions()
         self.client: str | None = None
         self.protocol_version: str | None = None
         self.read_only_tools: frozenset[str] = frozenset()
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
         self._races: dict[tuple[str | None, RequestId], Callable[[], None]] = {}
 
-    def learn(self, facts: RequestFacts, classification: Classification, message: JSON) -> None:
-        """Keep what an answered ``initialize`` or ``tools/list`` tells."""
+    def learn(
+        self,
+        facts: RequestFacts,
+        classification: Classification,
+        message: JSON,
+        session: str | None = None,
+    ) -> None:
+        """Keep what an answered ``initialize`` (that opened ``session``) or ``tools/list``
+        tells."""
         if facts.method not in LEARNED_METHODS:
             return
         if classification.outcome is not Outcome.RPC_SUCCESS or not isinstance(message, dict):
@@ -37,8 +53,11 @@ class Observed:
             return
         if facts.method == "initialize":
             version = result.get("protocolVersion")
+            version = version if isinstance(version, str) else None
+            if session is not None:
+                self._sessions.opened(session, Handshake(facts.exact_message(), version))
             with self._lock:
-                if isinstance(version, str):
+                if version is not None:
                     self.protocol_version = version
                 self.client = client_info(facts) or self.client
         elif facts.method == "tools/list" and isinstance(result.get("tools"), list):
@@ -55,24 +74,27 @@ class Observed:
 
     def resent(self, session: str | None, caller_id: RequestId, wire_id: RequestId) -> None:
         """A request with ``caller_id`` now goes out as ``wire_id``."""
+        key = (self._sessions.first(session), caller_id)
         with self._lock:
-            self._wire_ids[(session, caller_id)] = wire_id
+            self._wire_ids[key] = wire_id
 
     def settled(self, session: str | None, caller_id: RequestId) -> None:
         """The re-sent request is over: nothing left to cancel."""
+        key = (self._sessions.first(session), caller_id)
         with self._lock:
-            self._wire_ids.pop((session, caller_id), None)
+            self._wire_ids.pop(key, None)
 
     def racing(
         self, session: str | None, caller_id: RequestId, cancel: Callable[[], None] | None
     ) -> None:
         """A hedged call with ``caller_id`` races copies (``cancel`` gives it up), or, for
         None, no longer does."""
+        key = (self._sessions.first(session), caller_id)
         with self._lock:
             if cancel is None:
-                self._races.pop((session, caller_id), None)
+                self._races.pop(key, None)
             else:
-                self._races[(session, caller_id)] = cancel
+                self._races[key] = cancel
 
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out
@@ -86,9 +108,10 @@ class Observed:
         request_id = params.get("requestId")
         if not isinstance(request_id, str | int):
             return None
+        key = (self._sessions.first(session), request_id)
         with self._lock:
-            wire_id = self._wire_ids.get((session, request_id))
-            race = self._races.get((session, request_id))
+            wire_id = self._wire_ids.get(key)
+            race = self._races.get(key)
         if race is not None:  # a hedged call: the caller's cancellation ends every copy
             race()
         if wire_id is None:

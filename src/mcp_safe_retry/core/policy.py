@@ -93,6 +93,11 @@ class Reason(StrEnum):
     RETRYABLE_STATUS = "retryable_status"
     STREAM_INCOMPLETE = "stream_incomplete"
     UNSENT = "unsent"  # an UNSAFE call re-sent because its request never left (retry_unsent)
+    # A 404 for the session the request carried: the server did not process it. The
+    # session is re-initialised (SESSION_LOST), then the request re-sent in the new one
+    # (SESSION_REINITIALISED), whatever its idempotency.
+    SESSION_LOST = "session_lost"
+    SESSION_REINITIALISED = "session_reinitialised"
     # stops
     SUCCESS = "success"
     NOT_IDEMPOTENT = "not_idempotent"
@@ -104,6 +109,7 @@ class Reason(StrEnum):
     ABANDONED = "abandoned"  # the caller closed the stream or cancelled the call
     RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
+    REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
 
 
 @attrs.frozen

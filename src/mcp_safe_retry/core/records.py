@@ -26,6 +26,9 @@ __all__ = [
 ]
 
 
+_POSTS = frozenset({AttemptKind.POST, AttemptKind.HEDGE})
+
+
 class RetryOrigin(StrEnum):
     """Who sent an attempt: the first send, this engine, the application, or a person."""
 
@@ -37,7 +40,8 @@ class RetryOrigin(StrEnum):
 
 @attrs.frozen
 class Attempt:
-    """One HTTP POST of a call and how it ended.
+    """One attempt of a call (an HTTP POST, a resuming GET, or a re-initialise) and how it
+    ended.
 
     ``delay`` is the time slept before it; ``elapsed`` the seconds from the call's start to
     the moment it was sent; ``decision`` what followed it (None while it is still streaming).
@@ -56,6 +60,9 @@ class Attempt:
     elapsed: float = 0.0
     duration: float = 0.0
     kind: str = AttemptKind.POST  # RESUME: the client's GET with Last-Event-ID, not a POST
+    # The Mcp-Session-Id it was sent with (a REINITIALISE: the session it opened); like
+    # CallRecord.session_id, never in to_dict().
+    session_id: str | None = None
     fate: str | None = None  # a hedged call's copy: won, failed, lost or abandoned
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,8 +115,9 @@ class CallRecord:
 
     @property
     def post_count(self) -> int:
-        """POSTs sent, hedges included (a resumption GET is an attempt, not a POST)."""
-        return sum(1 for a in self.attempts if a.kind != AttemptKind.RESUME)
+        """POSTs of the call's request sent, hedges included (a resumption GET and a
+        re-initialise are attempts, not POSTs of the call)."""
+        return sum(1 for a in self.attempts if a.kind in _POSTS)
 
     @property
     def http_statuses(self) -> tuple[int, ...]:
@@ -165,6 +173,7 @@ class AttemptValues(NamedTuple):
     elapsed: float
     duration: float
     kind: str
+    session_id: str | None = None
     fate: str | None = None
 
 

@@ -23,11 +23,11 @@ import anyio.abc
 import httpx
 
 from ..core.call import Head
-from ..core.commands import Sleep
+from ..core.commands import Lock, Send, Sleep, Unlock
 from ..core.hedge import cancellation
 from ..core.hedging import Hedging, Launch, Loser, Turn
 from ..core.jsonrpc import RequestId
-from .bodies_httpx_async import Ended, head_of, read_whole, with_body
+from .bodies_httpx_async import Ended, Exchange, head_of, read_whole, with_body
 from .errors_httpx import describe_error
 from .support import strip_headers
 
@@ -40,6 +40,8 @@ _Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head a
 
 CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
 
+_CARRIED_ON = (Send, Lock, Unlock)  # the exchange goes on after the race
+
 _NOT_FORWARDED = (b"content-length", b"transfer-encoding", b"mcp-method", b"mcp-name")
 
 
@@ -48,8 +50,14 @@ async def race(
     request: httpx.Request,
     hedging: Hedging,
     sleep: Callable[[float], Awaitable[None]],
+    *,
+    exchange: Exchange,
 ) -> Ended:
-    """Run the copies of a hedged call until one settles it; what ends the exchange."""
+    """Run the copies of a hedged call until one settles it; what ends the exchange.
+
+    A copy may settle the call with a command that does not end the exchange (a session
+    renewal after its 404): ``exchange`` (the shell's own loop) carries that on, unhedged.
+    """
     racing = _Racing(inner, request, hedging, sleep)
     hedging.watch(racing.cancelled_by_caller)
     try:
@@ -65,6 +73,9 @@ async def race(
     if racing.ended is None:
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
+    command = racing.ended[0]
+    if isinstance(command, _CARRIED_ON):
+        return await exchange(hedging.call, request, command)
     return racing.ended
 
 
@@ -181,7 +192,8 @@ class _Racing:
         elif isinstance(then, Launch):
             await self._close(answer)
             self._launch(then)
-        elif answer is None:  # settled by a copy's failure: raised or contained
+        elif answer is None or isinstance(then, _CARRIED_ON):
+            await self._close(answer)  # settled by a failure, or carried on after the race
             self.ended = (then, None, None, None)
         else:
             self.ended = (then, *answer)

@@ -215,7 +215,7 @@ def split_options(
     return sorted_options
 
 
-def no_race(*_: object) -> NoReturn:
+def no_race(*_: object, **__: object) -> NoReturn:
     """What a sync shell has instead of a race of hedged copies: none (see ``hedges``)."""
     raise AssertionError("a sync transport never races hedged copies")
 

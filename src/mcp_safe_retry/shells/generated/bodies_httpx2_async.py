@@ -14,13 +14,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx2 as httpx
 
 from ...core.call import Call, Head
-from ...core.commands import Break, Command, EndStream, Raise, Send, Sleep, Stream
+from ...core.commands import Break, Command, EndStream, HeaderEdits, Raise, Send, Sleep, Stream
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ..support import RESPONSE_HEADERS, header_values, strip_headers
 from .errors_httpx2 import BodyTooLarge, describe_error
 
-__all__ = ["Ended", "answered", "head_of", "read_whole", "streaming", "with_body"]
+__all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming", "with_body"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
@@ -250,12 +250,16 @@ def head_of(response: httpx.Response) -> Head:
     )
 
 
-def with_body(request: httpx.Request, content: bytes) -> httpx.Request:
-    """The request with another body (a re-sent or hedged copy under an id of its own)."""
+def with_body(request: httpx.Request, content: bytes, edits: HeaderEdits = ()) -> httpx.Request:
+    """The request with another body (a re-sent or hedged copy under an id of its own), and
+    its headers changed as ``edits`` say."""
+    names = [name.encode() for name, _ in edits]
+    headers = strip_headers(request.headers.raw, b"content-length", b"transfer-encoding", *names)
+    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
     return httpx.Request(
         request.method,
         request.url,
-        headers=strip_headers(request.headers.raw, b"content-length", b"transfer-encoding"),
+        headers=headers,
         content=content,
         extensions=request.extensions,
     )

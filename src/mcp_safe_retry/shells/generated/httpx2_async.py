@@ -18,7 +18,19 @@ import httpx2 as httpx
 
 from ...core.budget import Budget
 from ...core.call import Call
-from ...core.commands import Command, Contain, HandOn, Raise, Read, Send, Sleep, Stream
+from ...core.commands import (
+    Command,
+    Contain,
+    HandOn,
+    Lock,
+    Raise,
+    Read,
+    Reply,
+    Send,
+    Sleep,
+    Stream,
+    Unlock,
+)
 from ...core.engine import Engine
 from ...core.hedging import hedged
 from ...core.ledger import RECORD_EXTENSION
@@ -82,6 +94,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
         self.sleep = sleep if sleep is not None else anyio.sleep
+        self._session_lock = anyio.Lock()  # held by the call renewing an expired session
         self.engine = Engine(
             policy=policy,
             history=history,
@@ -110,6 +123,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
+        renewed = self.engine.renewed(headers.get("mcp-session-id"))
+        if renewed is not None:  # the client holds a session the server expired
+            headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = self.engine.begin(await request.aread(), headers, request.extensions)
@@ -124,7 +140,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                 command, response, head, body = await self._run(call, request, call.start())
             else:
                 command, response, head, body = await race(
-                    self._inner, request, hedging, self.sleep
+                    self._inner, request, hedging, self.sleep, exchange=self._run
                 )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
@@ -140,7 +156,11 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             assert head is not None
             return streaming(call, request, response, head, command.tracker, exchange=self._run)
         if type(command) is Contain:
-            return _json_response(request, command.body, call)
+            return _response(request, call, 200, "application/json", command.body)
+        if type(command) is Reply:
+            if response is not None:  # the last answer read, replaced by an earlier one
+                await response.aclose()
+            return _response(request, call, command.status, command.content_type, command.body)
         if type(command) is Raise:
             raise command.error
         raise AssertionError(f"no answer: {command!r}")
@@ -151,46 +171,65 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     async def _run(self, call: Call, request: httpx.Request, command: Command) -> Ended:
         """Carry out the call's commands until one hands an answer on or ends the call."""
         response = head = body = None
-        while True:  # by type, most frequent first: this runs for every call
-            if type(command) is Send:
-                if response is not None:  # a retry: the answer it replaces is dropped
-                    await response.aclose()
-                content = command.content
-                attempt = request if content is None else with_body(request, content)
-                try:
-                    response = await self._inner.handle_async_request(attempt)
-                except httpx.TransportError as exc:
-                    response = None
-                    command = call.failed(exc, *describe_error(exc))
-                    continue
-                head = head_of(response)
-                command = call.headed(head)
-                if type(command) is Read:  # the body of this response, read whole
-                    try:
-                        read, in_place = await read_whole(response, head, command.limit)
-                    except (httpx.TransportError, httpx.DecodingError) as exc:
+        locked = False
+        try:
+            while True:  # by type, most frequent first: this runs for every call
+                if type(command) is Send:
+                    if response is not None:  # a retry: the answer it replaces is dropped
                         await response.aclose()
+                    content = command.content
+                    attempt = (
+                        request if content is None else with_body(request, content, command.headers)
+                    )
+                    try:
+                        response = await self._inner.handle_async_request(attempt)
+                    except httpx.TransportError as exc:
                         response = None
                         command = call.failed(exc, *describe_error(exc))
                         continue
-                    body = None if in_place else read
-                    command = call.received(read)
-            elif type(command) is Sleep:
-                if response is not None:  # dropped before the wait, not after it
-                    await response.aclose()
-                    response = None
-                call.publish()
-                await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
-                command = call.slept()
-            else:
-                return command, response, head, body
+                    head = head_of(response)
+                    command = call.headed(head)
+                    if type(command) is Read:  # the body of this response, read whole
+                        try:
+                            read, in_place = await read_whole(response, head, command.limit)
+                        except (httpx.TransportError, httpx.DecodingError) as exc:
+                            await response.aclose()
+                            response = None
+                            command = call.failed(exc, *describe_error(exc))
+                            continue
+                        body = None if in_place else read
+                        command = call.received(read)
+                elif type(command) is Sleep:
+                    if response is not None:  # dropped before the wait, not after it
+                        await response.aclose()
+                        response = None
+                    call.publish()
+                    await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
+                    command = call.slept()
+                elif type(command) is Lock:
+                    call.publish()  # the hooks hear of the 404 before the wait
+                    await self._session_lock.acquire()
+                    locked = True
+                    command = call.locked()
+                elif type(command) is Unlock:
+                    self._session_lock.release()
+                    locked = False
+                    command = command.then
+                else:
+                    return command, response, head, body
+        finally:
+            if locked:  # the call ended (an error, a cancellation) holding the lock
+                self._session_lock.release()
 
 
-def _json_response(request: httpx.Request, content: bytes, call: Call) -> httpx.Response:
-    """A JSON answer made here, not by the server (a contained failure)."""
+def _response(
+    request: httpx.Request, call: Call, status: int, content_type: str | None, content: bytes
+) -> httpx.Response:
+    """An answer made here, not by the server's response (a contained failure, or an
+    answer the call kept)."""
     return httpx.Response(
-        200,
-        headers={"content-type": "application/json"},
+        status,
+        headers={} if content_type is None else {"content-type": content_type},
         content=content,
         request=request,
         extensions={RECORD_EXTENSION: call.ref},
