@@ -370,3 +370,37 @@ async def test_the_callers_cancellation_reaches_every_copy(lib: tuple[Any, Any])
     assert [c["params"]["requestId"] for c in inner.cancels] == [7, inner.calls[1]["id"]]
     (record,) = [r for r in transport.history.records() if r.method == "tools/call"]
     assert [a.fate for a in record.attempts] == ["abandoned", "abandoned"]
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+async def test_a_hedged_read_renews_an_expired_session(lib: tuple[Any, Any]) -> None:
+    # The copy's 404 settles the race; the renewal goes on in the shell's own loop.
+    from tests.test_session_renewal import INITIALIZE, VERSION, Server, _call
+
+    library, shell = lib
+    server = Server(library, True)
+    transport = shell(server.transport(), policy=READ)
+    async with library.AsyncClient(transport=transport) as client:
+        opened = await client.post(URL, json=INITIALIZE)
+        headers = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        headers["mcp-protocol-version"] = VERSION
+        notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await client.post(URL, json=notice, headers=headers)
+        server.seen.clear()
+        server.live.clear()
+        response = await client.post(URL, json=_call("lookup"), headers=headers)
+        assert response.json()["id"] == 7
+    assert [(s[1], s[2]) for s in server.seen] == [
+        ("tools/call", "s-1"),
+        ("initialize", None),
+        ("notifications/initialized", "s-2"),
+        ("tools/call", "s-2"),
+    ]
+    record = get_record(response)
+    assert record is not None and record.complete
+    assert [a.kind for a in record.attempts] == [
+        AttemptKind.POST,
+        AttemptKind.REINITIALISE,
+        AttemptKind.POST,
+    ]
+    assert [a.number for a in record.attempts] == [1, 2, 3]
