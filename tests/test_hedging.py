@@ -398,9 +398,5 @@ async def test_a_hedged_read_renews_an_expired_session(lib: tuple[Any, Any]) -> 
     ]
     record = get_record(response)
     assert record is not None and record.complete
-    assert [a.kind for a in record.attempts] == [
-        AttemptKind.POST,
-        AttemptKind.REINITIALISE,
-        AttemptKind.POST,
-    ]
-    assert [a.number for a in record.attempts] == [1, 2, 3]
+    kinds = [(a.number, str(a.kind)) for a in record.attempts]
+    assert kinds == [(1, "post"), (2, "reinitialise"), (3, "post")]
