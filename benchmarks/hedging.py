@@ -39,7 +39,7 @@ import httpx
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry import AdaptiveDelay, History, Idempotency, RetryPolicy
 
 SCENARIO = "latency.slow_tail"
 MODERN = "2026-07-28"
@@ -47,12 +47,14 @@ TOOL = "lookup"
 
 BASE = RetryPolicy(tools={TOOL: Idempotency.READ})
 
-# One line per contender. Hedging is not carried out by the transports yet (its fields are
-# accepted and ignored), so only the baseline runs; once it is, add for instance:
-#   "hedge 50 ms": attrs.evolve(BASE, hedge_after=0.05),
-#   "hedge adaptive p95": attrs.evolve(BASE, hedge_after="adaptive"),
+# One line per contender: the first is the baseline the p99 ratios are taken to.
 CONTENDERS: dict[str, RetryPolicy] = {
     "no hedging": BASE,
+    "hedge 50 ms": attrs.evolve(BASE, hedge_after=0.05),
+    "hedge 50 ms, 2 hedges": attrs.evolve(BASE, hedge_after=0.05, max_hedges=2),
+    "hedge adaptive p95": attrs.evolve(BASE, hedge_after="adaptive"),
+    "hedge adaptive p90": attrs.evolve(BASE, hedge_after=AdaptiveDelay(quantile=0.9)),
+    "hedge adaptive p80": attrs.evolve(BASE, hedge_after=AdaptiveDelay(quantile=0.8)),
 }
 
 

@@ -26,6 +26,7 @@ Rule = tuple[str, str]
 # Async to sync: whole words, applied in order.
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
+    ("from ..race_httpx_async import race\n", "from ..support import no_race as race\n"),
     ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
     ("Awaitable[None]", "None"),
     ("Awaitable[Ended]", "Ended"),
@@ -60,6 +61,7 @@ HTTPX2: Sequence[Rule] = (
     ("httpx shell", "httpx2 shell"),
     ("from ..errors_httpx import", "from .errors_httpx2 import"),
     ("from ..bodies_httpx_async import", "from .bodies_httpx2_async import"),
+    ("from ..race_httpx_async import", "from .race_httpx2_async import"),
     ("from .bodies_httpx_sync import", "from .bodies_httpx2_sync import"),
     ("take from httpx beyond", "take from httpx2 beyond"),
     ("for an httpx exception", "for an httpx2 exception"),
@@ -85,6 +87,8 @@ SOURCES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("bodies_httpx2_sync.py", "sync, httpx2", SYNC2),
     ],
     "errors_httpx.py": [("errors_httpx2.py", "httpx2", ASYNC2)],
+    # Hedged reads race copies in async shells only: sync shells refuse them (support.hedges).
+    "race_httpx_async.py": [("race_httpx2_async.py", "async, httpx2", ASYNC2)],
 }
 
 

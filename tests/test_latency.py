@@ -105,11 +105,11 @@ def test_hedge_delay(
     ("url", "key"),
     [
         pytest.param("http://127.0.0.1:8000/mcp?run=1", "http://127.0.0.1:8000/mcp", id="query"),
-        pytest.param("HTTP://Example.COM/mcp", "http://example.com:80/mcp", id="case-port"),
-        pytest.param("https://u:p@h/mcp#x", "https://h:443/mcp", id="credentials"),
+        pytest.param("HTTP://Example.COM:80/mcp", "http://example.com/mcp", id="case-port"),
+        pytest.param("https://u:p@h/mcp#x", "https://h/mcp", id="credentials"),
         pytest.param("http://[::1]:9/", "http://[::1]:9/", id="ipv6"),
-        pytest.param("http://h:99999/x", "http://h:80/x", id="bad-port"),
-        pytest.param("http://h", "http://h:80/", id="no-path"),
+        pytest.param("http://h:99999/x", "http://h/x", id="bad-port"),
+        pytest.param("http://h", "http://h/", id="no-path"),
     ],
 )
 def test_server_key(url: str, key: str) -> None:

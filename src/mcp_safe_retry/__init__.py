@@ -13,7 +13,15 @@ from .core.call import IDEMPOTENCY_EXTENSION
 from .core.classify import Classification, Layer, Outcome, classify
 from .core.contain import CONTAINED_ERROR_CODE
 from .core.origin import ORIGIN_EXTENSION, retry_origin
-from .core.policy import Action, Decision, Idempotency, Jitter, Reason, RetryPolicy
+from .core.policy import (
+    Action,
+    AdaptiveDelay,
+    Decision,
+    Idempotency,
+    Jitter,
+    Reason,
+    RetryPolicy,
+)
 from .core.records import Attempt, CallRecord, History, RetryOrigin
 from .instrumentation.hooks import Hook
 from .instrumentation.jsonlines import JsonLinesSink
@@ -28,6 +36,7 @@ __all__ = [
     "IDEMPOTENCY_EXTENSION",
     "ORIGIN_EXTENSION",
     "Action",
+    "AdaptiveDelay",
     "AsyncRetryTransport",
     "Attempt",
     "BodyTooLarge",

@@ -29,11 +29,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
 import attrs
 
 from .classify import Classification, Outcome, verdict
+from .servers import server_key
 
 __all__ = [
     "Breaker",
@@ -44,24 +44,6 @@ __all__ = [
     "server_key",
     "should_trip",
 ]
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def server_key(url: str) -> str:
-    """The circuit a request belongs to: scheme, host, port and path; no user, query or
-    fragment (``"https://Example.com:443/mcp?x=1"`` -> ``"https://example.com/mcp"``)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"  # IPv6
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
-    return f"{scheme}://{netloc}{parts.path or '/'}"
 
 
 def circuit_open(key: str, retry_in: float | None = None) -> Classification:

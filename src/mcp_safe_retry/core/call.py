@@ -39,6 +39,7 @@ from .commands import (
     Stream,
 )
 from .contain import CONTAINED_OUTCOMES, contained_error
+from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
     RequestFacts,
@@ -50,7 +51,7 @@ from .jsonrpc import (
     with_id,
 )
 from .kinds import AttemptKind, ErrorKind
-from .ledger import Ledger
+from .ledger import Ledger, attempt_number
 from .observed import LEARNED_METHODS, client_info
 from .origin import marked_origin
 from .policy import (
@@ -72,7 +73,7 @@ from .stream import StreamTracker
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head"]
+__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head", "streams"]
 
 IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 """A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
@@ -87,6 +88,8 @@ _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
 _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
 the attempt is settled again (its event replayed) once the budget has answered."""
+_HEDGED = AttemptKind.HEDGE
+_WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
 class Head(NamedTuple):
@@ -98,6 +101,15 @@ class Head(NamedTuple):
     session_id: str | None = None
     encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
     sized: bool = False  # a Content-Length, which an SSE answer handed on may not keep
+
+
+def streams(head: Head, facts: RequestFacts) -> bool:
+    """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
+    return (
+        200 <= head.status < 300
+        and not facts.is_notification
+        and media_type(head.content_type)[0] == "text/event-stream"
+    )
 
 
 class Call(Renewing, Ledger):
@@ -118,6 +130,12 @@ class Call(Renewing, Ledger):
     _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
+    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
+    # with a fate; hedges use up no retries.
+    _hedged = False
+    _copy_number = 0
+    _hedges = 0
+    _kind = _POSTED
 
     def __init__(
         self,
@@ -200,11 +218,7 @@ class Call(Renewing, Ledger):
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
             return self._engine.read
-        if (
-            200 <= head.status < 300
-            and not self.facts.is_notification
-            and media_type(head.content_type)[0] == "text/event-stream"
-        ):
+        if streams(head, self.facts):
             self._head = head
             assert self._wire_id is not None  # a notification's answer is never streamed
             return Stream(
@@ -387,6 +401,36 @@ class Call(Renewing, Ledger):
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
 
+    # -- hedged reads: core/hedging.py races the copies and settles the call through these --
+
+    @property
+    def wire_id(self) -> RequestId | None:
+        """The id the newest POST went out under."""
+        return self._wire_id
+
+    @property
+    def origin(self) -> RetryOrigin:
+        """Who sent the newest POST."""
+        return self._origin
+
+    def hedge_content(self, wire_id: RequestId) -> bytes:
+        """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
+        still names the first copy, sent under the caller's id: it is not remapped)."""
+        self._hedges += 1
+        return with_id(self.facts.exact_message(), wire_id)
+
+    def adopt(self, copy: Copy, origin: RetryOrigin) -> None:
+        """What follows settles through ``copy`` of the race: its head, body or failure are
+        fed to this call as those of its newest POST."""
+        self._hedged = True
+        self._copy_number = copy.number
+        self._wire_id = copy.wire_id
+        self._sent_at = copy.sent_at
+        self._in_flight = True
+        self._head = None
+        self._origin = origin
+        self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
+
     def _send(self) -> Send:
         self._sent_at = self._engine.clock()
         self._in_flight = True
@@ -469,7 +513,7 @@ class Call(Renewing, Ledger):
     ) -> Decision:
         engine = self._engine
         now = engine.clock()
-        number = len(self._attempts) + 1
+        number = len(self._attempts) + 1 - self._hedges
         decision = decide(
             engine.policy,
             idempotency=self.idempotency,
@@ -525,11 +569,12 @@ class Call(Renewing, Ledger):
         engine = self._engine
         self._in_flight = False
         resuming = self._resuming
+        hedged = self._hedged
         renewal = self._renewal
         if final is None:
             final = classification
         attempt = AttemptValues(
-            len(self._attempts) + 1,
+            self._copy_number if hedged else len(self._attempts) + 1,
             RetryOrigin.APPLICATION if resuming else self._origin,
             self._wire_id,
             classification,
@@ -541,10 +586,14 @@ class Call(Renewing, Ledger):
             decision,
             self._sent_at - self._start,
             max(0.0, now - self._sent_at),
-            kind or (_RESUMED if resuming else _POSTED if renewal is None else _RENEWING),
+            kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
             self._sent_session if renewal is None else renewal.session,
+            (_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
         self._attempts.append(attempt)
+        if hedged:
+            self._attempts.sort(key=attempt_number)
+            self._copy_number = len(self._attempts) + 1  # an attempt after the race
         self._resuming = False
         if head is not None and head.session_id and self._session is None:
             self._session = head.session_id
@@ -565,6 +614,7 @@ class Call(Renewing, Ledger):
         engine = self._engine
         facts = self.facts
         self._delay = decision.delay
+        self._kind = _POSTED
         self._origin = RetryOrigin.SDK
         if facts.id is None:  # a notification has no id to change: it goes as it came
             if self._content is None:

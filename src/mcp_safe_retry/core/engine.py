@@ -21,6 +21,7 @@ from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
 from .commands import Consult, Read
 from .jsonrpc import parse_request
+from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
@@ -76,6 +77,7 @@ class Engine:
         self.contain_failures = contain_failures
         self.sessions = Sessions()
         self.observed = Observed(self.sessions)
+        self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Call] = OrderedDict()
         self._prefix = secrets.token_hex(4)

@@ -12,6 +12,7 @@ class AttemptKind(StrEnum):
 
     POST = "post"  # the call's POST (the first, or a re-send)
     RESUME = "resume"  # the client's GET with Last-Event-ID, resuming a broken stream
+    HEDGE = "hedge"  # a POST sent while an earlier copy of the call was still unanswered
     # The client's initialize replayed (then notifications/initialized) to open a new
     # session after the server answered 404 for the old one: not a POST of the call.
     REINITIALISE = "reinitialise"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from urllib.parse import urlsplit
 
 from .policy import AdaptiveDelay
+from .servers import server_key
 
 __all__ = ["Latencies", "LatencyWindow", "hedge_delay", "server_key"]
 
@@ -107,21 +107,3 @@ def hedge_delay(
         None if window is None else window.quantile(hedge_after.quantile, hedge_after.min_samples)
     )
     return hedge_after.clamp(hedge_after.initial if seen is None else seen)
-
-
-def server_key(url: str) -> str:
-    """The server a URL names, for per-server state: scheme, host, port and path, without
-    credentials, query or fragment (``http://h:80/mcp`` and ``http://H/mcp`` are one)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port is None:
-        port = {"http": 80, "https": 443}.get(scheme)
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    return f"{scheme}://{netloc}{parts.path or '/'}"

@@ -10,14 +10,17 @@ from typing import TYPE_CHECKING
 
 from ..instrumentation.hooks import Hook, notify_attempt, notify_call
 from .classify import NOT_FAILURES, Classification
+from .hedge import Copy, CopyKind
 from .jsonrpc import RequestFacts, RequestId
+from .kinds import AttemptKind
 from .policy import Idempotency
-from .records import AttemptValues, CallRecord, LazyRecord, target
+from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
 if TYPE_CHECKING:
+    from .call import Head
     from .engine import Engine
 
-__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef"]
+__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
 
 RECORD_EXTENSION = "mcp_safe_retry.record"
 RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
@@ -56,6 +59,8 @@ class Ledger:
     _protocol_version: str | None
     _started_at: float
     _start: float
+    _in_flight: bool
+    _sent_session: str | None
     # What most calls never change, as class-level defaults: fewer stores per call.
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
@@ -115,6 +120,44 @@ class Ledger:
             else:
                 notify_call(listeners, record)
 
+    def record_copy(
+        self,
+        copy: Copy,
+        origin: RetryOrigin,
+        classification: Classification,
+        head: Head | None,
+        error_kind: str | None,
+    ) -> None:
+        """Add the attempt of a copy that decided nothing (it failed while others flew, or
+        lost): its fate is the copy's state."""
+        now = self._engine.clock()
+        attempt = AttemptValues(
+            copy.number,
+            origin,
+            copy.wire_id,
+            classification,
+            head.status if head else None,
+            head.content_type if head else None,
+            error_kind,
+            0.0,
+            None,
+            None,
+            copy.sent_at - self._start,
+            max(0.0, now - copy.sent_at),
+            AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
+            session_id=self._sent_session,
+            fate=str(copy.state),
+        )
+        self._attempts.append(attempt)
+        self._attempts.sort(key=attempt_number)
+        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
+        if head is not None and head.session_id and self._session is None:
+            self._session = head.session_id
+        snapshot = self._take_snapshot(None, now)
+        listeners = self._engine.listeners()
+        if listeners:
+            self._tell(listeners, snapshot, attempt=True)
+
     def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
         """Keep a notification for ``publish`` (an attempt's end, or else the call's)."""
         if self._pending is None:
@@ -163,3 +206,8 @@ class Ledger:
         )
         self._snapshot = snapshot
         return snapshot
+
+
+def attempt_number(attempt: AttemptValues) -> int:
+    """The sort key of a hedged call's attempts: numbered as their copies were sent."""
+    return attempt.number

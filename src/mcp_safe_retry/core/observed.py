@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from .classify import Classification, Outcome
 from .jsonrpc import JSON, RequestFacts, RequestId, dumps
@@ -32,6 +33,7 @@ class Observed:
         self.protocol_version: str | None = None
         self.read_only_tools: frozenset[str] = frozenset()
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
+        self._races: dict[tuple[str | None, RequestId], Callable[[], None]] = {}
 
     def learn(
         self,
@@ -82,9 +84,21 @@ class Observed:
         with self._lock:
             self._wire_ids.pop(key, None)
 
+    def racing(
+        self, session: str | None, caller_id: RequestId, cancel: Callable[[], None] | None
+    ) -> None:
+        """A hedged call with ``caller_id`` races copies (``cancel`` gives it up), or, for
+        None, no longer does."""
+        key = (self._sessions.first(session), caller_id)
+        with self._lock:
+            if cancel is None:
+                self._races.pop(key, None)
+            else:
+                self._races[key] = cancel
+
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out
-        under; None when it needs no change."""
+        under; None when it needs no change. A hedged call it names is given up."""
         if facts.method != "notifications/cancelled":
             return None
         message = facts.exact_message()
@@ -97,6 +111,9 @@ class Observed:
         key = (self._sessions.first(session), request_id)
         with self._lock:
             wire_id = self._wire_ids.get(key)
+            race = self._races.get(key)
+        if race is not None:  # a hedged call: the caller's cancellation ends every copy
+            race()
         if wire_id is None:
             return None
         return dumps({**message, "params": {**params, "requestId": wire_id}})

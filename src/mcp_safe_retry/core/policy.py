@@ -229,7 +229,8 @@ class RetryPolicy:
         hedge_after: seconds without an answer before a READ call is sent again alongside
             the first copy (a hedge, with its own JSON-RPC id); ``"adaptive"`` or an
             ``AdaptiveDelay`` waits for a running quantile of the server's own latencies.
-            None (the default): no hedging.
+            None (the default): no hedging. Async transports only: a sync one refuses a
+            hedging policy at construction (``ValueError``).
         max_hedges: hedges one call may send (1 to ``MAX_HEDGES``); with retries a call
             never makes more than ``max_retries + max_hedges + 1`` POSTs.
     """

@@ -26,6 +26,9 @@ __all__ = [
 ]
 
 
+_POSTS = frozenset({AttemptKind.POST, AttemptKind.HEDGE})
+
+
 class RetryOrigin(StrEnum):
     """Who sent an attempt: the first send, this engine, the application, or a person."""
 
@@ -60,6 +63,7 @@ class Attempt:
     # The Mcp-Session-Id it was sent with (a REINITIALISE: the session it opened); like
     # CallRecord.session_id, never in to_dict().
     session_id: str | None = None
+    fate: str | None = None  # a hedged call's copy: won, failed, lost or abandoned
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -82,6 +86,7 @@ class Attempt:
             "reason": str(self.decision.reason) if self.decision else None,
             "elapsedMs": round(self.elapsed * 1000, 3),
             "durationMs": round(self.duration * 1000, 3),
+            "fate": self.fate,
         }
 
 
@@ -110,9 +115,9 @@ class CallRecord:
 
     @property
     def post_count(self) -> int:
-        """POSTs of the call's request sent (a resumption GET and a re-initialise are
-        attempts, not POSTs of the call)."""
-        return sum(1 for a in self.attempts if a.kind == AttemptKind.POST)
+        """POSTs of the call's request sent, hedges included (a resumption GET and a
+        re-initialise are attempts, not POSTs of the call)."""
+        return sum(1 for a in self.attempts if a.kind in _POSTS)
 
     @property
     def http_statuses(self) -> tuple[int, ...]:
@@ -169,6 +174,7 @@ class AttemptValues(NamedTuple):
     duration: float
     kind: str
     session_id: str | None = None
+    fate: str | None = None
 
 
 class LazyRecord:

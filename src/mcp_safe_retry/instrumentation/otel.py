@@ -26,6 +26,7 @@ from opentelemetry.util.types import AttributeValue
 
 from .. import __version__
 from ..core.classify import Classification
+from ..core.kinds import AttemptKind
 from ..core.records import Attempt, CallRecord, target
 from .hooks import NAME
 from .logs import error_type
@@ -68,8 +69,10 @@ class OpenTelemetryHook:
     status as a string from 400 up, else as on the call span), ``jsonrpc.request.id`` (the
     id this attempt went out under: retries use fresh ones) and ``mcp_safe_retry.*``:
     ``attempt``, ``outcome``, ``layer``, ``retry_origin``, ``backoff`` (seconds waited
-    before it), ``decision``, ``reason``, ``next_delay``, ``retry_after``, ``error_kind``
-    and ``content_type``.
+    before it), ``decision``, ``reason``, ``next_delay``, ``retry_after``, ``error_kind``,
+    ``content_type``, ``attempt_kind`` (``hedge`` or ``resume``; absent for a plain POST)
+    and ``fate`` (a hedged call's copy: ``won``, ``failed``, ``lost`` or ``abandoned``).
+    The copies of a hedged call are sibling spans that overlap in time.
 
     Failed calls and attempts get status ERROR. No span holds a header, a URL or a tool
     argument.
@@ -246,6 +249,10 @@ def attempt_attributes(attempt: Attempt) -> _Attributes:
     if attempt.wire_id is not None:
         out["jsonrpc.request.id"] = str(attempt.wire_id)
     out["mcp_safe_retry.attempt"] = attempt.number
+    if attempt.kind != AttemptKind.POST:
+        out["mcp_safe_retry.attempt_kind"] = str(attempt.kind)
+    if attempt.fate is not None:
+        out["mcp_safe_retry.fate"] = attempt.fate
     out["mcp_safe_retry.outcome"] = str(c.outcome)
     out["mcp_safe_retry.layer"] = str(c.layer)
     out["mcp_safe_retry.retry_origin"] = str(attempt.retry_origin)

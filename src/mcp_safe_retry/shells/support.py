@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from ..core.classify import media_type
+from ..core.policy import RetryPolicy
 
 __all__ = [
     "EntryGuard",
@@ -218,3 +219,26 @@ def split_options(
         else:
             sorted_options[2][name] = value
     return sorted_options
+
+
+def no_race(*_: object, **__: object) -> NoReturn:
+    """What a sync shell has instead of a race of hedged copies: none (see ``hedges``)."""
+    raise AssertionError("a sync transport never races hedged copies")
+
+
+def hedges(policy: RetryPolicy, racer: object) -> bool:
+    """Whether a shell hedges reads: its policy asks for it, and it can race copies.
+
+    Raises:
+        ValueError: the policy hedges and the shell is sync: a copy blocked in a read in
+            another thread cannot be cancelled, so hedges would pile up instead of stopping.
+    """
+    if policy.hedge_after is None:
+        return False
+    if racer is no_race:
+        raise ValueError(
+            "hedged reads (RetryPolicy.hedge_after) need an async transport: a sync one "
+            "cannot cancel a losing copy blocked in a read; use AsyncRetryTransport (or "
+            "mcp_client), or a policy without hedge_after"
+        )
+    return True

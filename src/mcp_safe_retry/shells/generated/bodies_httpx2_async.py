@@ -20,6 +20,7 @@ from ...core.commands import (
     Command,
     Consult,
     EndStream,
+    HeaderEdits,
     Raise,
     Refuse,
     Send,
@@ -28,10 +29,10 @@ from ...core.commands import (
 )
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
-from ..support import strip_headers
+from ..support import RESPONSE_HEADERS, header_values, strip_headers
 from .errors_httpx2 import BodyTooLarge, CircuitOpenError, describe_error
 
-__all__ = ["Ended", "answered", "read_whole", "streaming"]
+__all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming", "with_body"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
@@ -253,4 +254,32 @@ def _rebuilt(
         stream=stream,
         request=request,
         extensions={**response.extensions, RECORD_EXTENSION: call.ref},
+    )
+
+
+def head_of(response: httpx.Response) -> Head:
+    """The parts of a response head the call reads."""
+    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
+    return Head(
+        response.status_code,
+        headers.get("content-type"),
+        headers.get("retry-after"),
+        headers.get("mcp-session-id"),
+        "content-encoding" in headers,
+        "content-length" in headers,
+    )
+
+
+def with_body(request: httpx.Request, content: bytes, edits: HeaderEdits = ()) -> httpx.Request:
+    """The request with another body (a re-sent or hedged copy under an id of its own), and
+    its headers changed as ``edits`` say."""
+    names = [name.encode() for name, _ in edits]
+    headers = strip_headers(request.headers.raw, b"content-length", b"transfer-encoding", *names)
+    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
+    return httpx.Request(
+        request.method,
+        request.url,
+        headers=headers,
+        content=content,
+        extensions=request.extensions,
     )

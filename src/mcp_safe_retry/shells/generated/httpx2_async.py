@@ -18,14 +18,13 @@ import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
-from ...core.call import Call, Head
+from ...core.call import Call
 from ...core.commands import (
     Admit,
     Command,
     Consult,
     Contain,
     HandOn,
-    HeaderEdits,
     Lock,
     Raise,
     Read,
@@ -37,6 +36,7 @@ from ...core.commands import (
     Unlock,
 )
 from ...core.engine import Engine
+from ...core.hedging import hedged
 from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
@@ -44,17 +44,17 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
-    RESPONSE_HEADERS,
     EntryGuard,
     check_inner,
     header_values,
+    hedges,
     is_jsonrpc_post,
     split_options,
-    strip_headers,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, answered, read_whole, streaming
+from .bodies_httpx2_async import Ended, answered, head_of, read_whole, streaming, with_body
 from .errors_httpx2 import MCP_TIMEOUT, CircuitOpenError, describe_error
+from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
 
@@ -114,6 +114,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             breaker=breaker,
             contain_failures=contain_failures,
         )
+        self._hedges = hedges(self.engine.policy, race)
 
     @property
     def history(self) -> History:
@@ -138,17 +139,24 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         renewed = self.engine.renewed(headers.get("mcp-session-id"))
         if renewed is not None:  # the client holds a session the server expired
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
-        call = None
+        call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = self.engine.begin(
                 await request.aread(), headers, request.extensions, request.url
             )
+            if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
+                hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             return await self._inner.handle_async_request(request)
         try:
-            command, response, head, body = await self._run(call, request, call.start())
+            if hedging is None:
+                command, response, head, body = await self._run(call, request, call.start())
+            else:
+                command, response, head, body = await race(
+                    self._inner, request, hedging, self.sleep, exchange=self._run
+                )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
@@ -188,9 +196,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                         await response.aclose()
                     content = command.content
                     attempt = (
-                        request
-                        if content is None
-                        else _with_body(request, content, command.headers)
+                        request if content is None else with_body(request, content, command.headers)
                     )
                     try:
                         response = await self._inner.handle_async_request(attempt)
@@ -198,7 +204,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                         response = None
                         command = call.failed(exc, *describe_error(exc))
                         continue
-                    head = _head(response)
+                    head = head_of(response)
                     command = call.headed(head)
                     if type(command) is Read:  # the body of this response, read whole
                         try:
@@ -237,18 +243,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                 self._session_lock.release()
 
 
-def _head(response: httpx.Response) -> Head:
-    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
-    return Head(
-        response.status_code,
-        headers.get("content-type"),
-        headers.get("retry-after"),
-        headers.get("mcp-session-id"),
-        "content-encoding" in headers,
-        "content-length" in headers,
-    )
-
-
 def _response(
     request: httpx.Request, call: Call, status: int, content_type: str | None, content: bytes
 ) -> httpx.Response:
@@ -260,20 +254,6 @@ def _response(
         content=content,
         request=request,
         extensions={RECORD_EXTENSION: call.ref},
-    )
-
-
-def _with_body(request: httpx.Request, content: bytes, edits: HeaderEdits) -> httpx.Request:
-    """The request with another body, and its headers changed as ``edits`` say."""
-    names = [name.encode() for name, _ in edits]
-    headers = strip_headers(request.headers.raw, b"content-length", b"transfer-encoding", *names)
-    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
-    return httpx.Request(
-        request.method,
-        request.url,
-        headers=headers,
-        content=content,
-        extensions=request.extensions,
     )
 
 

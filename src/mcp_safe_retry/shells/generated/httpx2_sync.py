@@ -19,14 +19,13 @@ import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
-from ...core.call import Call, Head
+from ...core.call import Call
 from ...core.commands import (
     Admit,
     Command,
     Consult,
     Contain,
     HandOn,
-    HeaderEdits,
     Lock,
     Raise,
     Read,
@@ -38,6 +37,7 @@ from ...core.commands import (
     Unlock,
 )
 from ...core.engine import Engine
+from ...core.hedging import hedged
 from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
@@ -45,16 +45,16 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook
 from ..support import (
     REQUEST_HEADERS,
-    RESPONSE_HEADERS,
     EntryGuard,
     check_inner,
     header_values,
+    hedges,
     is_jsonrpc_post,
     split_options,
-    strip_headers,
     wrong_client,
 )
-from .bodies_httpx2_sync import Ended, answered, read_whole, streaming
+from ..support import no_race as race
+from .bodies_httpx2_sync import Ended, answered, head_of, read_whole, streaming, with_body
 from .errors_httpx2 import MCP_TIMEOUT, CircuitOpenError, describe_error
 
 __all__ = ["RetryTransport", "mcp_client"]
@@ -115,6 +115,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             breaker=breaker,
             contain_failures=contain_failures,
         )
+        self._hedges = hedges(self.engine.policy, race)
 
     @property
     def history(self) -> History:
@@ -139,15 +140,22 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         renewed = self.engine.renewed(headers.get("mcp-session-id"))
         if renewed is not None:  # the client holds a session the server expired
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
-        call = None
+        call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = self.engine.begin(request.read(), headers, request.extensions, request.url)
+            if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
+                hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             return self._inner.handle_request(request)
         try:
-            command, response, head, body = self._run(call, request, call.start())
+            if hedging is None:
+                command, response, head, body = self._run(call, request, call.start())
+            else:
+                command, response, head, body = race(
+                    self._inner, request, hedging, self.sleep, exchange=self._run
+                )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
@@ -187,9 +195,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                         response.close()
                     content = command.content
                     attempt = (
-                        request
-                        if content is None
-                        else _with_body(request, content, command.headers)
+                        request if content is None else with_body(request, content, command.headers)
                     )
                     try:
                         response = self._inner.handle_request(attempt)
@@ -197,7 +203,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                         response = None
                         command = call.failed(exc, *describe_error(exc))
                         continue
-                    head = _head(response)
+                    head = head_of(response)
                     command = call.headed(head)
                     if type(command) is Read:  # the body of this response, read whole
                         try:
@@ -236,18 +242,6 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                 self._session_lock.release()
 
 
-def _head(response: httpx.Response) -> Head:
-    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
-    return Head(
-        response.status_code,
-        headers.get("content-type"),
-        headers.get("retry-after"),
-        headers.get("mcp-session-id"),
-        "content-encoding" in headers,
-        "content-length" in headers,
-    )
-
-
 def _response(
     request: httpx.Request, call: Call, status: int, content_type: str | None, content: bytes
 ) -> httpx.Response:
@@ -259,20 +253,6 @@ def _response(
         content=content,
         request=request,
         extensions={RECORD_EXTENSION: call.ref},
-    )
-
-
-def _with_body(request: httpx.Request, content: bytes, edits: HeaderEdits) -> httpx.Request:
-    """The request with another body, and its headers changed as ``edits`` say."""
-    names = [name.encode() for name, _ in edits]
-    headers = strip_headers(request.headers.raw, b"content-length", b"transfer-encoding", *names)
-    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
-    return httpx.Request(
-        request.method,
-        request.url,
-        headers=headers,
-        content=content,
-        extensions=request.extensions,
     )
 
 

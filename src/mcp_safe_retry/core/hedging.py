@@ -1,0 +1,268 @@
+"""Hedged reads carried out for one call, sans I/O: the race of its copies, driven for a shell.
+
+``core/hedge.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
+when a hedge is due, asks the retry budget before each one, classifies each copy's answer,
+records every copy as an attempt of the call (numbered as sent, with its fate), and settles
+the call through the copy whose answer is the call's. A shell runs each copy in a task of
+its own, feeds ``Hedging`` what each copy met, and carries out the ``Turn`` it gets back
+(``shells/race_httpx_async.py``). Nothing here sleeps, reads a socket or imports an HTTP
+library; the engine's clock is the only clock read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple
+
+from .call import Call, Head, streams
+from .classify import Classification, Outcome, classify_answer, verdict
+from .commands import Command, Read, Send, Sleep
+from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
+from .jsonrpc import RequestId
+from .kinds import ErrorKind
+from .latency import hedge_delay
+from .records import RetryOrigin
+from .servers import server_key
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["Hedging", "Launch", "Loser", "Turn", "hedged"]
+
+
+class Launch(NamedTuple):
+    """Send copy ``number`` now: the caller's body (``content`` None) or ``content``."""
+
+    number: int
+    content: bytes | None
+
+
+class Loser(NamedTuple):
+    """A copy still in flight that lost: cancel its task, close its response, and, when
+    ``notify``, POST ``notifications/cancelled`` for ``wire_id`` (``hedge.cancellation``)."""
+
+    number: int
+    wire_id: RequestId
+    notify: bool
+
+
+class Turn(NamedTuple):
+    """What the shell does after a copy's event.
+
+    ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
+    (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
+    ``Sleep`` to wait before ``Hedging.slept``; any other command settles the exchange with
+    the reporting copy's response, as ``Call`` commands do for a call never hedged.
+    """
+
+    cancel: tuple[Loser, ...] = ()
+    then: Launch | Command | None = None
+
+
+_Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
+_WAIT = Turn()
+_LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
+_ABANDONED_DETAIL = "hedged copy cancelled with its call"
+
+
+def hedged(engine: Engine, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
+    """The race for a call POSTed to ``url``, or None when it is not hedged (hedging off,
+    not a READ request, ``initialize``)."""
+    policy = engine.policy
+    facts = call.facts
+    if not may_hedge(
+        policy, method=facts.method, request_id=facts.id, idempotency=call.idempotency
+    ):
+        return None
+    key = server_key(url)
+    delay = hedge_delay(policy.hedge_after, engine.latencies.window(key))
+    if delay is None:
+        return None
+    version = headers.get("mcp-protocol-version") or engine.observed.protocol_version
+    session = headers.get("mcp-session-id")
+    notify = cancel_by(version, session) is CancelBy.NOTIFY
+    return Hedging(engine, call, key, delay, notify=notify, session=session)
+
+
+class Hedging:
+    """The race of one hedged call (a mutable holder around the frozen ``Race``)."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        call: Call,
+        server: str,
+        delay: float,
+        *,
+        notify: bool,
+        session: str | None = None,
+    ) -> None:
+        self._engine = engine
+        self._session = session
+        self.call = call
+        self._server = server
+        self._delay = delay
+        self._notify = notify
+        self._first_origin = call.origin
+        self.race: Race | None = None
+        self._first: Send | None = None
+
+    def start(self) -> Launch:
+        """The first copy, under the caller's id."""
+        send = self.call.start()
+        assert type(send) is Send  # a POSTed call starts with its send
+        call = self.call
+        self.race = Race.start(
+            self._engine.policy,
+            method=call.facts.method,
+            caller_id=call.facts.id,
+            idempotency=call.idempotency,
+            delay=self._delay,
+            now=self._engine.clock(),
+        )
+        return Launch(1, send.content)
+
+    def watch(self, cancel: Callable[[], None] | None) -> None:
+        """While the copies race, the caller's own ``notifications/cancelled`` for its id
+        calls ``cancel`` (the first copy hears it; the others would not); None: no more."""
+        caller_id = self.call.facts.id
+        assert caller_id is not None  # a hedged call has an id
+        self._engine.observed.racing(self._session, caller_id, cancel)
+
+    def wait(self) -> float | None:
+        """Seconds until the next hedge is due (0 when it is), or None when none may follow."""
+        due = self._race.hedge_at()
+        return None if due is None else max(0.0, due - self._engine.clock())
+
+    def hedge(self) -> Launch | None:
+        """Send a hedge now, if the budget allows one; None: no more hedges for this call."""
+        race = self._race
+        due = race.hedge_at()
+        now = self._engine.clock()
+        if due is None or now < due:
+            return None
+        if not self._engine.budget.allow_retry():
+            self.race = race.stop_hedging()
+            return None
+        wire_id = self._engine.fresh_id()
+        content = self.call.hedge_content(wire_id)
+        self.race = race = race.hedge(now, wire_id)
+        return Launch(len(race.copies), content)
+
+    def headed(self, number: int, head: Head) -> Read | None:
+        """Copy ``number``'s head arrived (no hedge follows now): its body is read whole
+        (``Read``), or, for None, it streams and the shell reports it with ``streamed``."""
+        self.race = self._race.begun(number, self._engine.clock())
+        return None if streams(head, self.call.facts) else self._engine.read
+
+    def streamed(self, number: int, head: Head) -> Turn:
+        """Copy ``number``'s SSE answer began: the call stays with it (a transport cannot
+        hand one stream on while others wait), the others are cancelled."""
+        race = self._race
+        if race.settled or not race.copy(number).in_flight:
+            return _WAIT  # a late answer of a copy that lost
+        step = race.commit(number, self._engine.clock())
+        self.race = step.race
+        losers = self._losers(step, _LOST_DETAIL)
+        won = step.race.copy(number)
+        self.call.adopt(won, self._origin(won))
+        return Turn(losers, self.call.headed(head))
+
+    def received(self, number: int, head: Head, body: bytes) -> Turn:
+        """Copy ``number``'s whole body."""
+        copy = self._race.copy(number)
+        classification, _ = classify_answer(
+            head.status,
+            body,
+            content_type=head.content_type,
+            expected_id=copy.wire_id,
+            method=self.call.facts.method,
+            max_event_bytes=self._engine.max_event_bytes,
+            want_message=False,
+        )
+        return self._ended(number, classification, head, None, lambda: self._read(head, body))
+
+    def failed(self, number: int, error: BaseException, kind: ErrorKind, detail: str) -> Turn:
+        """Copy ``number`` met a network error instead of an answer."""
+        classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
+        return self._ended(
+            number, classification, None, kind, lambda: self.call.failed(error, kind, detail)
+        )
+
+    def slept(self) -> Turn:
+        """The backoff before a retry is over."""
+        return Turn(then=self._retry(self.call.slept()))
+
+    def abandon(self) -> Turn:
+        """The caller gave the call up: every copy in flight is cancelled (the caller's own
+        ``notifications/cancelled`` names the first copy's id, its own: none is added)."""
+        step = self._race.abandon()
+        self.race = step.race
+        return Turn(self._losers(step, _ABANDONED_DETAIL, caller_notifies=True))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    @property
+    def _race(self) -> Race:
+        race = self.race
+        assert race is not None  # start() comes first
+        return race
+
+    def _ended(
+        self,
+        number: int,
+        classification: Classification,
+        head: Head | None,
+        kind: ErrorKind | None,
+        settle: _Settle,
+    ) -> Turn:
+        race = self._race
+        engine = self._engine
+        step = race.ended(number, ending_of(engine.policy, classification), engine.clock())
+        self.race = step.race
+        copy = step.race.copy(number)
+        if step.verdict is Verdict.DISCARD:
+            return _WAIT
+        if step.verdict is Verdict.WAIT:  # it failed, transiently; the others may not
+            engine.budget.record(failed=True)
+            self.call.record_copy(copy, self._origin(copy), classification, head, kind)
+            return _WAIT
+        losers = self._losers(step, _LOST_DETAIL)
+        sample = step.race.sample()
+        if sample is not None:  # the adaptive delay reads the server's window
+            engine.latencies.add(self._server, sample)
+        self.call.adopt(copy, self._origin(copy))
+        command = settle()
+        if step.verdict is Verdict.EXHAUSTED and type(command) is Send:
+            return Turn(losers, self._retry(command))
+        if step.verdict is Verdict.EXHAUSTED and type(command) is not Sleep:
+            self.race = self._race.give_up().race
+        return Turn(losers, command)
+
+    def _read(self, head: Head, body: bytes) -> Command:
+        self.call.headed(head)
+        return self.call.received(body)
+
+    def _retry(self, send: Command) -> Launch:
+        """The call decided to retry after every copy failed: its retry is one more copy."""
+        assert type(send) is Send
+        wire_id = self.call.wire_id
+        assert wire_id is not None
+        self.race = race = self._race.retry(self._engine.clock(), wire_id)
+        return Launch(len(race.copies), send.content)
+
+    def _losers(
+        self, step: Step, detail: str, *, caller_notifies: bool = False
+    ) -> tuple[Loser, ...]:
+        """Record the copies ``step`` cancelled, and name them for the shell."""
+        ended = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.CANCELLED, detail=detail)
+        losers = []
+        for copy in step.cancel:
+            self.call.record_copy(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
+            assert copy.wire_id is not None  # a hedged call has an id
+            notify = self._notify and not (caller_notifies and copy.number == 1)
+            losers.append(Loser(copy.number, copy.wire_id, notify))
+        return tuple(losers)
+
+    def _origin(self, copy: Copy) -> RetryOrigin:
+        return self._first_origin if copy.number == 1 else RetryOrigin.SDK

@@ -1,0 +1,230 @@
+"""Hedged reads in the async httpx shell: the copies of one call raced in a task group.
+
+It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each copy runs in
+a task of its own, in a cancel scope of its own, and reports what it met; a loser's scope is
+cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
+session, a ``notifications/cancelled`` for the loser's own id is POSTed, shielded, within
+``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy.
+
+An SSE answer commits the call to its copy as soon as its 2xx head arrives (the others are
+cancelled then): a transport hands one response on, and cannot hand on a stream while other
+copies might still win.
+
+Hand-written; ``scripts/unasync.py`` generates its httpx2 twin. Sync shells refuse hedging
+(``support.no_race``): a copy blocked in a read in another thread cannot be cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.abc
+import httpx
+
+from ..core.call import Head
+from ..core.commands import Lock, Send, Sleep, Unlock
+from ..core.hedge import cancellation
+from ..core.hedging import Hedging, Launch, Loser, Turn
+from ..core.jsonrpc import RequestId
+from .bodies_httpx_async import Ended, Exchange, head_of, read_whole, with_body
+from .errors_httpx import describe_error
+from .support import strip_headers
+
+__all__ = ["CANCELLED_BY_CALLER", "CANCEL_TIME_LIMIT", "race"]
+
+CANCEL_TIME_LIMIT = 2.0
+"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+
+_Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head and body read
+
+CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
+
+_CARRIED_ON = (Send, Lock, Unlock)  # the exchange goes on after the race
+
+_NOT_FORWARDED = (b"content-length", b"transfer-encoding", b"mcp-method", b"mcp-name")
+
+
+async def race(
+    inner: httpx.AsyncBaseTransport,
+    request: httpx.Request,
+    hedging: Hedging,
+    sleep: Callable[[float], Awaitable[None]],
+    *,
+    exchange: Exchange,
+) -> Ended:
+    """Run the copies of a hedged call until one settles it; what ends the exchange.
+
+    A copy may settle the call with a command that does not end the exchange (a session
+    renewal after its 404): ``exchange`` (the shell's own loop) carries that on, unhedged.
+    """
+    racing = _Racing(inner, request, hedging, sleep)
+    hedging.watch(racing.cancelled_by_caller)
+    try:
+        with racing.scope:
+            async with anyio.create_task_group() as tasks:
+                racing.tasks = tasks
+                await racing.run()
+    except BaseException:
+        await racing.abandon()  # cancelled, or an error of the inner transport's own
+        raise
+    finally:
+        hedging.watch(None)
+    if racing.ended is None:
+        await racing.abandon()
+        raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
+    command = racing.ended[0]
+    if isinstance(command, _CARRIED_ON):
+        return await exchange(hedging.call, request, command)
+    return racing.ended
+
+
+class _Racing:
+    """One race's tasks and the responses they hold."""
+
+    tasks: anyio.abc.TaskGroup
+
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        request: httpx.Request,
+        hedging: Hedging,
+        sleep: Callable[[float], Awaitable[None]],
+    ) -> None:
+        self._inner = inner
+        self._request = request
+        self._hedging = hedging
+        self._sleep = sleep
+        self._scopes: dict[int, anyio.CancelScope] = {}
+        self._changed = anyio.Event()
+        self.scope = anyio.CancelScope()  # the race's own: the caller may cancel it
+        self.ended: Ended | None = None
+        self.crash: Exception | None = None
+
+    async def run(self) -> None:
+        """Start the first copy, send hedges when they are due, stop once a copy settles."""
+        hedging = self._hedging
+        self._launch(hedging.start())
+        while self.ended is None and self.crash is None:
+            changed = self._changed = anyio.Event()
+            with anyio.move_on_after(hedging.wait()):
+                await changed.wait()
+            if not changed.is_set():
+                launch = hedging.hedge()
+                if launch is not None:
+                    self._launch(launch)
+
+    def cancelled_by_caller(self) -> None:
+        """The caller's own ``notifications/cancelled`` named this call: stop every copy."""
+        self.scope.cancel()
+
+    async def abandon(self) -> None:
+        """The race ends without an answer: cancel every copy still in flight."""
+        if self.ended is not None:
+            response = self.ended[1]
+            if response is not None:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+            self.ended = None
+        turn = self._hedging.abandon()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
+            for loser in turn.cancel:
+                if loser.notify:
+                    await self._notify(loser.wire_id)
+
+    def _launch(self, launch: Launch) -> None:
+        scope = self._scopes[launch.number] = anyio.CancelScope()
+        self.tasks.start_soon(self._copy, launch, scope)
+
+    async def _copy(self, launch: Launch, scope: anyio.CancelScope) -> None:
+        """Send one copy and report what it met; its response is closed unless handed on."""
+        hedging = self._hedging
+        number = launch.number
+        request = self._request
+        response = None
+        try:
+            with scope:
+                attempt = request if launch.content is None else with_body(request, launch.content)
+                try:
+                    response = await self._inner.handle_async_request(attempt)
+                except httpx.TransportError as exc:
+                    await self._report(hedging.failed(number, exc, *describe_error(exc)))
+                    return
+                head = head_of(response)
+                read = hedging.headed(number, head)
+                if read is None:  # an SSE answer
+                    held, response = response, None
+                    await self._report(hedging.streamed(number, head), (held, head, None))
+                    return
+                try:
+                    body, in_place = await read_whole(response, head, read.limit)
+                except (httpx.TransportError, httpx.DecodingError) as exc:
+                    await self._report(hedging.failed(number, exc, *describe_error(exc)))
+                    return
+                held, response = response, None
+                turn = hedging.received(number, head, body)
+                await self._report(turn, (held, head, None if in_place else body))
+        except Exception as exc:  # the inner transport's own error ends the call, as unhedged
+            self.crash = exc
+            self.tasks.cancel_scope.cancel()
+        finally:
+            if response is not None:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+
+    async def _report(
+        self,
+        turn: Turn,
+        answer: _Answer | None = None,
+    ) -> None:
+        """Carry out a copy's turn: cancel the losers, then wait, launch, sleep or settle."""
+        for loser in turn.cancel:
+            self._cancel(loser)
+        then = turn.then
+        while type(then) is Sleep:
+            self._hedging.call.publish()
+            await self._close(answer)
+            answer = None
+            await self._sleep(then.seconds)
+            then = self._hedging.slept().then
+        if then is None:
+            await self._close(answer)
+        elif isinstance(then, Launch):
+            await self._close(answer)
+            self._launch(then)
+        elif answer is None or isinstance(then, _CARRIED_ON):
+            await self._close(answer)  # settled by a failure, or carried on after the race
+            self.ended = (then, None, None, None)
+        else:
+            self.ended = (then, *answer)
+        self._changed.set()
+
+    def _cancel(self, loser: Loser) -> None:
+        self._scopes[loser.number].cancel()
+        if loser.notify:
+            self.tasks.start_soon(self._notify_shielded, loser.wire_id)
+
+    async def _notify_shielded(self, wire_id: RequestId) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
+            await self._notify(wire_id)
+
+    async def _notify(self, wire_id: RequestId) -> None:
+        """POST ``notifications/cancelled`` for a loser's own id (best effort)."""
+        request = self._request
+        notice = httpx.Request(
+            "POST",
+            request.url,
+            headers=strip_headers(request.headers.raw, *_NOT_FORWARDED),
+            content=cancellation(wire_id),
+        )
+        try:
+            response = await self._inner.handle_async_request(notice)
+        except httpx.TransportError:
+            return  # its answer was closed already; the server may still finish it
+        await response.aclose()
+
+    @staticmethod
+    async def _close(answer: _Answer | None) -> None:
+        if answer is not None:
+            with anyio.CancelScope(shield=True):
+                await answer[0].aclose()
