@@ -58,7 +58,7 @@ class SSEDecoder:
         if self.oversized:
             return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
-        if not buf and type(chunk) is bytes and len(chunk) <= self._max:
+        if chunk and not buf and type(chunk) is bytes and len(chunk) <= self._max:
             # Nothing pending (so no field of a half-read event is set either): a chunk
             # that is exactly one plain event, as most answers arrive, is read without
             # being copied into the buffer, and is its own raw bytes.
