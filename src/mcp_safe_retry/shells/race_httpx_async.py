@@ -4,7 +4,9 @@ It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each c
 a task of its own, in a cancel scope of its own, and reports what it met; a loser's scope is
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
 session, a ``notifications/cancelled`` for the loser's own id is POSTed, shielded, within
-``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy.
+``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy. The breaker and the budget
+are asked what the core says to ask them (``Admit``, ``Consult``): awaited, never blocking
+the event loop, before the first copy, before a hedge, and before a retry.
 
 An SSE answer commits the call to its copy as soon as its 2xx head arrives (the others are
 cancelled then): a transport hands one response on, and cannot hand on a stream while other
@@ -23,7 +25,7 @@ import anyio.abc
 import httpx
 
 from ..core.call import Head
-from ..core.commands import Lock, Send, Sleep, Unlock
+from ..core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
 from ..core.hedge import cancellation
 from ..core.hedging import Hedging, Launch, Loser, Turn
 from ..core.jsonrpc import RequestId
@@ -104,13 +106,19 @@ class _Racing:
     async def run(self) -> None:
         """Start the first copy, send hedges when they are due, stop once a copy settles."""
         hedging = self._hedging
-        self._launch(hedging.start())
+        await self._report(hedging.start())  # the breaker may hold the first copy back
         while self.ended is None and self.crash is None:
             changed = self._changed = anyio.Event()
             with anyio.move_on_after(hedging.wait()):
                 await changed.wait()
             if not changed.is_set():
                 launch = hedging.hedge()
+                while isinstance(launch, (Consult, Admit)):
+                    if isinstance(launch, Consult):
+                        launch = hedging.hedge_consulted(await launch.budget.allow_retry_async())
+                    else:
+                        allowed = await launch.breaker.allow_async(launch.key)
+                        launch = hedging.hedge_admitted(allowed)
                 if launch is not None:
                     self._launch(launch)
 
@@ -180,13 +188,20 @@ class _Racing:
         """Carry out a copy's turn: cancel the losers, then wait, launch, sleep or settle."""
         for loser in turn.cancel:
             self._cancel(loser)
+        hedging = self._hedging
         then = turn.then
-        while type(then) is Sleep:
-            self._hedging.call.publish()
+        while isinstance(then, (Sleep, Admit, Consult)):
+            if isinstance(then, Consult):  # the answer stays open: handed on if no retry
+                then = hedging.consulted(await then.budget.allow_retry_async()).then
+                continue
             await self._close(answer)
             answer = None
+            if isinstance(then, Admit):
+                then = hedging.admitted(await then.breaker.allow_async(then.key)).then
+                continue
+            hedging.call.publish()
             await self._sleep(then.seconds)
-            then = self._hedging.slept().then
+            then = hedging.slept().then
         if then is None:
             await self._close(answer)
         elif isinstance(then, Launch):
