@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -159,6 +160,29 @@ async def test_a_shared_budget_is_awaited_for_each_hedge(lib: tuple[Any, Any], a
     assert budget.records == [False]  # the winner only: the loser is counted by neither
 
 
+class StalledBudget(RetryBudget):
+    """A shared budget whose answer never comes."""
+
+    async def allow_retry_async(self) -> bool:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+async def test_an_answer_does_not_wait_for_the_budget_asked_about_a_hedge(
+    lib: tuple[Any, Any],
+) -> None:
+    library, shell = lib
+    inner = inner_of(library, (0.2, ok))
+    transport = shell(inner, policy=READ, budget=StalledBudget())
+    async with library.AsyncClient(transport=transport) as client:
+        with anyio.fail_after(5):
+            response = await client.post(URL, json=tool_call("lookup", 7))
+        body = parsed(response.headers["content-type"], await response.aread())
+    assert body["id"] == 7 and "result" in body
+    assert len(inner.calls) == 1 and inner.open == 0
+
+
 @pytest.mark.parametrize(
     ("plan", "counted"),
     [
@@ -208,6 +232,25 @@ async def test_every_copy_failing_asks_a_shared_budget_and_breaker_for_the_retry
     assert budget.asks == ["allow_retry_async"] * 2 and "allow_retry" not in budget.asks
     assert breaker.asks == ["allow_async"] * 3
     assert breaker.records == budget.records == [True, True, False]
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+async def test_a_shared_budget_refusing_the_retry_hands_the_last_failure_on(
+    lib: tuple[Any, Any],
+) -> None:
+    library, shell = lib
+    policy = RetryPolicy(
+        tools={"lookup": Idempotency.READ}, hedge_after=0.01, max_hedges=1, max_retries=1
+    )
+    budget = AskedBudget(allow=False)
+    inner = inner_of(library, (0.05, unavailable))
+    transport = shell(inner, policy=policy, budget=budget)
+    async with library.AsyncClient(transport=transport) as client:
+        response = await client.post(URL, json=tool_call("lookup", 7))
+        assert await response.aread() == b"busy"
+    # No hedge, no retry: the budget said no to both, asked through the shell each time.
+    assert response.status_code == 503 and len(inner.calls) == 1 and inner.open == 0
+    assert budget.asks == ["allow_retry_async"] * 2 and budget.records == [True]
 
 
 @pytest.mark.parametrize("lib", LIBRARIES)

@@ -102,6 +102,7 @@ class _Racing:
         self.scope = anyio.CancelScope()  # the race's own: the caller may cancel it
         self.ended: Ended | None = None
         self.crash: Exception | None = None
+        self._asking: anyio.CancelScope | None = None  # while a hedge's budget or breaker is asked
 
     async def run(self) -> None:
         """Start the first copy, send hedges when they are due, stop once a copy settles."""
@@ -112,15 +113,22 @@ class _Racing:
             with anyio.move_on_after(hedging.wait()):
                 await changed.wait()
             if not changed.is_set():
-                launch = hedging.hedge()
-                while isinstance(launch, (Consult, Admit)):
-                    if isinstance(launch, Consult):
-                        launch = hedging.hedge_consulted(await launch.budget.allow_retry_async())
-                    else:
-                        allowed = await launch.breaker.allow_async(launch.key)
-                        launch = hedging.hedge_admitted(allowed)
-                if launch is not None:
-                    self._launch(launch)
+                await self._hedge()
+
+    async def _hedge(self) -> None:
+        """Send a hedge if one is due and the budget and the breaker allow it (awaited when
+        the core says to ask them); a copy that settles the call meanwhile stops the asking."""
+        hedging = self._hedging
+        ask = hedging.hedge()
+        with anyio.CancelScope() as self._asking:
+            while isinstance(ask, (Consult, Admit)):
+                if isinstance(ask, Consult):
+                    ask = hedging.hedge_consulted(await ask.budget.allow_retry_async())
+                else:
+                    ask = hedging.hedge_admitted(await ask.breaker.allow_async(ask.key))
+        self._asking = None
+        if isinstance(ask, Launch):
+            self._launch(ask)
 
     def cancelled_by_caller(self) -> None:
         """The caller's own ``notifications/cancelled`` named this call: stop every copy."""
@@ -190,18 +198,22 @@ class _Racing:
             self._cancel(loser)
         hedging = self._hedging
         then = turn.then
-        while isinstance(then, (Sleep, Admit, Consult)):
-            if isinstance(then, Consult):  # the answer stays open: handed on if no retry
-                then = hedging.consulted(await then.budget.allow_retry_async()).then
-                continue
+        try:
+            while isinstance(then, (Sleep, Admit, Consult)):
+                if isinstance(then, Consult):  # the answer stays open: handed on if no retry
+                    then = hedging.consulted(await then.budget.allow_retry_async()).then
+                    continue
+                await self._close(answer)
+                answer = None
+                if isinstance(then, Admit):
+                    then = hedging.admitted(await then.breaker.allow_async(then.key)).then
+                    continue
+                hedging.call.publish()
+                await self._sleep(then.seconds)
+                then = hedging.slept().then
+        except BaseException:  # cancelled while the budget was asked: its answer is closed
             await self._close(answer)
-            answer = None
-            if isinstance(then, Admit):
-                then = hedging.admitted(await then.breaker.allow_async(then.key)).then
-                continue
-            hedging.call.publish()
-            await self._sleep(then.seconds)
-            then = hedging.slept().then
+            raise
         if then is None:
             await self._close(answer)
         elif isinstance(then, Launch):
@@ -212,6 +224,8 @@ class _Racing:
             self.ended = (then, None, None, None)
         else:
             self.ended = (then, *answer)
+        if self.ended is not None and self._asking is not None:
+            self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()
 
     def _cancel(self, loser: Loser) -> None:
