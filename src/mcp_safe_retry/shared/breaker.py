@@ -138,22 +138,22 @@ class RedisCircuitBreaker:
         return max(0.0, seen.until - self.clock())
 
     def allow(self, key: str) -> bool:
-        self._ticker.ensure_started()
-        if not self.link.up:
-            return self.local.allow(key)
-        seen = self._seen.get(key)
-        if seen is None:
-            self._remember(key, CircuitState.CLOSED, 0.0)  # read with the others from now on
-            return True
-        if seen.state is CircuitState.CLOSED:
-            return True
-        if self.clock() < seen.until:
-            return False
+        known = self._known(key)
+        if known is not None:
+            return known
         if on_event_loop():  # a shell that should have awaited allow_async(): never block
             return self.local.allow(key)
         return self._probe(key)
 
     async def allow_async(self, key: str) -> bool:
+        known = self._known(key)
+        if known is not None:
+            return known
+        return await anyio.to_thread.run_sync(self._probe, key, abandon_on_cancel=True)
+
+    def _known(self, key: str) -> bool | None:
+        """The answer without a round trip (the local breaker's while Redis is down, or the
+        shared state last read); None when the circuit is due a probe, which Redis grants."""
         self._ticker.ensure_started()
         if not self.link.up:
             return self.local.allow(key)
@@ -165,7 +165,7 @@ class RedisCircuitBreaker:
             return True
         if self.clock() < seen.until:
             return False
-        return await anyio.to_thread.run_sync(self._probe, key, abandon_on_cancel=True)
+        return None
 
     def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
         self.local.record(key, failed=failed, retry_after=retry_after)
