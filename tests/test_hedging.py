@@ -36,6 +36,13 @@ pytestmark = pytest.mark.anyio
 
 URL = "http://127.0.0.1:9/mcp"
 READ = RetryPolicy(tools={"lookup": Idempotency.READ}, hedge_after=0.05, max_hedges=1)
+RETRYING = RetryPolicy(
+    tools={"lookup": Idempotency.READ},
+    hedge_after=0.01,
+    max_hedges=1,
+    max_retries=1,
+    initial_backoff=0.0,
+)
 
 Answer = Callable[[dict[str, Any]], tuple[int, str, list[bytes]]] | Exception
 
@@ -266,13 +273,7 @@ async def test_cancelling_the_caller_cancels_every_copy(lib: tuple[Any, Any]) ->
 
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_every_copy_failing_takes_the_retry_decision(lib: tuple[Any, Any]) -> None:
-    policy = RetryPolicy(
-        tools={"lookup": Idempotency.READ},
-        hedge_after=0.01,
-        max_hedges=1,
-        max_retries=1,
-        initial_backoff=0.0,
-    )
+    policy = RETRYING
     response, inner, body = await call(
         lib, (0.05, unavailable), (0.05, unavailable), (0.0, ok), policy=policy
     )

@@ -22,11 +22,22 @@ from mcp_safe_retry.httpx2 import CircuitOpenError as CircuitOpenError2
 from mcp_safe_retry.redis import RedisBudget
 from tests.helpers import tool_call
 from tests.redis_support import RedisServer
-from tests.test_hedging import LIBRARIES, READ, URL, inner_of, ok, parsed, unavailable
+from tests.test_hedging import (
+    LIBRARIES,
+    READ,
+    RETRYING,
+    URL,
+    call,
+    inner_of,
+    ok,
+    parsed,
+    unavailable,
+)
 
 pytestmark = pytest.mark.anyio
 
 KEY = server_key(URL)
+FAIL_TWICE = ((0.05, unavailable), (0.05, unavailable), (0.0, ok))  # the first copy, a hedge
 RACING = RetryPolicy(tools={"lookup": Idempotency.READ}, hedge_after=0.02, max_hedges=3)
 
 
@@ -211,21 +222,9 @@ async def test_each_copy_that_met_its_answer_is_counted_once(
 async def test_every_copy_failing_asks_a_shared_budget_and_breaker_for_the_retry(
     lib: tuple[Any, Any],
 ) -> None:
-    library, shell = lib
-    policy = RetryPolicy(
-        tools={"lookup": Idempotency.READ},
-        hedge_after=0.01,
-        max_hedges=1,
-        max_retries=1,
-        initial_backoff=0.0,
-    )
     breaker = AskedBreaker()
     budget = AskedBudget()
-    inner = inner_of(library, (0.05, unavailable), (0.05, unavailable), (0.0, ok))
-    transport = shell(inner, policy=policy, breaker=breaker, budget=budget)
-    async with library.AsyncClient(transport=transport) as client:
-        response = await client.post(URL, json=tool_call("lookup", 7))
-        body = parsed(response.headers["content-type"], await response.aread())
+    _, inner, body = await call(lib, *FAIL_TWICE, policy=RETRYING, breaker=breaker, budget=budget)
     assert body["id"] == 7 and "result" in body and inner.open == 0
     assert len(inner.calls) == 3
     # The hedge and the retry each asked the budget, then the breaker, through the shell.
@@ -239,12 +238,9 @@ async def test_a_shared_budget_refusing_the_retry_hands_the_last_failure_on(
     lib: tuple[Any, Any],
 ) -> None:
     library, shell = lib
-    policy = RetryPolicy(
-        tools={"lookup": Idempotency.READ}, hedge_after=0.01, max_hedges=1, max_retries=1
-    )
     budget = AskedBudget(allow=False)
     inner = inner_of(library, (0.05, unavailable))
-    transport = shell(inner, policy=policy, budget=budget)
+    transport = shell(inner, policy=RETRYING, budget=budget)
     async with library.AsyncClient(transport=transport) as client:
         response = await client.post(URL, json=tool_call("lookup", 7))
         assert await response.aread() == b"busy"
@@ -258,16 +254,9 @@ async def test_an_open_circuit_holds_the_retry_after_every_copy_failed(
     lib: tuple[Any, Any],
 ) -> None:
     library, shell = lib
-    policy = RetryPolicy(
-        tools={"lookup": Idempotency.READ},
-        hedge_after=0.01,
-        max_hedges=1,
-        max_retries=1,
-        initial_backoff=0.0,
-    )
     breaker = CircuitBreaker(failure_threshold=2)
-    inner = inner_of(library, (0.05, unavailable), (0.05, unavailable), (0.0, ok))
-    transport = shell(inner, policy=policy, breaker=breaker)
+    inner = inner_of(library, *FAIL_TWICE)
+    transport = shell(inner, policy=RETRYING, breaker=breaker)
     error = CircuitOpenError if library is httpx else CircuitOpenError2
     async with library.AsyncClient(transport=transport) as client:
         with pytest.raises(error) as info:
