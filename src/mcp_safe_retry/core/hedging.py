@@ -287,6 +287,8 @@ class Hedging:
         retry; asking the breaker or the budget, or a backoff, waits for the shell;
         anything else ends the call (after copies failed: through the last of them)."""
         race = self.race
+        if race is not None and race.settled:  # a copy won: what follows is no copy
+            return Turn(cancel, command)  # (a renewed session's re-send: carried on, unhedged)
         if type(command) is Send:
             return Turn(cancel, self._launch(command))
         if race is not None and not race.settled and type(command) not in _ASKS:
