@@ -24,6 +24,7 @@ from mcp_safe_retry import (
     CallRecord,
     CircuitBreaker,
     CircuitOpenError,
+    Idempotency,
     Outcome,
     Reason,
     RetryBudget,
@@ -443,3 +444,23 @@ def test_a_broken_stream_asks_a_budget_of_the_shells_before_its_reissue(
         assert record.attempts[-1].decision is not None
         assert record.attempts[-1].decision.reason is Reason.THROTTLED
     assert budget.asked == 1
+
+
+
+@pytest.mark.parametrize(("mode", "kind"), MODES)
+def test_an_answer_held_when_the_breaker_refuses_an_immediate_retry_is_closed(
+    mode: str, kind: type[CircuitBreaker]
+) -> None:
+    # No backoff: the retry is asked of the breaker right after the 503 was read, and that
+    # 503 (not handed on: the call ends held back) must still be closed: by the whole read
+    # of its body, and by the shell, which closes every answer it does not hand on.
+    breaker = kind(failure_threshold=1, clock=Clock())
+    script = Script(status_reply(503))
+    policy = RetryPolicy(initial_backoff=0.0, tools={"lookup": Idempotency.READ})
+    post = poster(mode, script, breaker=breaker, policy=policy)
+    with pytest.raises(CircuitOpenError) as info:
+        post(A, {**tool_call("lookup"), "id": 1})
+    record = get_record(info.value)
+    assert held(record)
+    assert record is not None and record.post_count == 1
+    assert [stream.closed for stream in script.streams] == [True]

@@ -169,11 +169,11 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             assert response is not None
             assert head is not None
             return streaming(call, request, response, head, command.tracker, exchange=self._run)
+        if response is not None:  # an answer read but not handed on (replaced, or held back)
+            response.close()
         if type(command) is Contain:
             return _response(request, call, 200, "application/json", command.body)
         if type(command) is Reply:
-            if response is not None:  # the last answer read, replaced by an earlier one
-                response.close()
             return _response(request, call, command.status, command.content_type, command.body)
         if type(command) is Raise:
             raise command.error
