@@ -112,7 +112,6 @@ class Hedging:
         self._notify = notify
         self._first_origin = call.origin
         self.race: Race | None = None
-        self._first: Send | None = None
 
     def start(self) -> Turn:
         """The first copy, under the caller's id, once the breaker admits it as it would the
