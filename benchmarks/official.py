@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx2
@@ -31,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_safe_retry.httpx2 import mcp_client
 
 from ._timing import Batch, clock, interleave
-from .percall import BASELINE, baseline_module, summarise
+from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
 
@@ -149,29 +148,9 @@ class Sessions:
             self.run(one(client))
 
 
-@contextlib.contextmanager
-def official_server() -> Iterator[str]:
+def official_server() -> contextlib.AbstractContextManager[str]:
     """Start ``_mcp_server.py`` in a subprocess on 127.0.0.1 port 0; yield its MCP URL."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._mcp_server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("PORT "):
-            raise RuntimeError(f"MCP server did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-    finally:
-        assert process.stdin is not None
-        process.stdin.close()  # the server exits when its stdin closes
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    return server_process("benchmarks._mcp_server", "/mcp")
 
 
 def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]:

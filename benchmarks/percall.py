@@ -228,10 +228,11 @@ def run_case(
 
 
 @contextlib.contextmanager
-def loopback_server() -> Iterator[str]:
-    """Start ``_server.py`` in a subprocess on 127.0.0.1 port 0; yield its base URL."""
+def server_process(module: str, path: str = "") -> Iterator[str]:
+    """Start ``python -m module`` (a server on 127.0.0.1 port 0 that prints ``PORT n`` and
+    exits when its stdin closes); yield its base URL with ``path`` appended."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._server"],
+        [sys.executable, "-m", module],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -240,13 +241,18 @@ def loopback_server() -> Iterator[str]:
         assert process.stdout is not None
         line = process.stdout.readline()
         if not line.startswith("PORT "):
-            raise RuntimeError(f"loopback server did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
+            raise RuntimeError(f"{module} did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}{path}"
     finally:
         assert process.stdin is not None
-        process.stdin.close()  # the server exits when its stdin closes
+        process.stdin.close()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def loopback_server() -> contextlib.AbstractContextManager[str]:
+    """Start ``_server.py`` in a subprocess on 127.0.0.1 port 0; yield its base URL."""
+    return server_process("benchmarks._server")
