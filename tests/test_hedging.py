@@ -17,7 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry import AsyncRetryTransport, Idempotency, RetryPolicy, RetryTransport, get_record
+from mcp_safe_retry import (
+    AsyncRetryTransport,
+    CircuitBreaker,
+    Idempotency,
+    RetryPolicy,
+    RetryTransport,
+    get_record,
+)
 from mcp_safe_retry.core.budget import RetryBudget
 from mcp_safe_retry.core.hedge import HEDGE_CANCEL_REASON
 from mcp_safe_retry.core.kinds import AttemptKind
@@ -29,6 +36,13 @@ pytestmark = pytest.mark.anyio
 
 URL = "http://127.0.0.1:9/mcp"
 READ = RetryPolicy(tools={"lookup": Idempotency.READ}, hedge_after=0.05, max_hedges=1)
+RETRYING = RetryPolicy(
+    tools={"lookup": Idempotency.READ},
+    hedge_after=0.01,
+    max_hedges=1,
+    max_retries=1,
+    initial_backoff=0.0,
+)
 
 Answer = Callable[[dict[str, Any]], tuple[int, str, list[bytes]]] | Exception
 
@@ -259,13 +273,7 @@ async def test_cancelling_the_caller_cancels_every_copy(lib: tuple[Any, Any]) ->
 
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_every_copy_failing_takes_the_retry_decision(lib: tuple[Any, Any]) -> None:
-    policy = RetryPolicy(
-        tools={"lookup": Idempotency.READ},
-        hedge_after=0.01,
-        max_hedges=1,
-        max_retries=1,
-        initial_backoff=0.0,
-    )
+    policy = RETRYING
     response, inner, body = await call(
         lib, (0.05, unavailable), (0.05, unavailable), (0.0, ok), policy=policy
     )
@@ -282,6 +290,17 @@ def test_sync_shells_refuse_hedging(shell: Any) -> None:
         shell(policy=READ)
 
 
+class SharedBreaker(CircuitBreaker):
+    """Not this process's own kind of breaker: the shell awaits it (as a Redis one)."""
+
+    counted = 0
+
+    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+        self.counted += 1
+        super().record(key, failed=failed, retry_after=retry_after)
+
+
+_BREAKERS = (CircuitBreaker, SharedBreaker)
 _OUTCOMES = st.sampled_from([ok, tool_error, unavailable, httpx.ReadError("reset")])
 
 
@@ -296,9 +315,17 @@ _OUTCOMES = st.sampled_from([ok, tool_error, unavailable, httpx.ReadError("reset
     read=st.booleans(),
     max_hedges=st.integers(1, 3),
     max_retries=st.integers(0, 2),
+    breaker=st.one_of(
+        st.none(),
+        *(st.builds(kind, failure_threshold=st.integers(1, 3)) for kind in _BREAKERS),
+    ),
 )
 async def test_posts_per_call_are_capped_and_unsafe_calls_post_once(
-    plan: list[tuple[float, Answer]], read: bool, max_hedges: int, max_retries: int
+    plan: list[tuple[float, Answer]],
+    read: bool,
+    max_hedges: int,
+    max_retries: int,
+    breaker: CircuitBreaker | None,
 ) -> None:
     policy = RetryPolicy(
         tools={"lookup": Idempotency.READ if read else Idempotency.UNSAFE},
@@ -309,7 +336,8 @@ async def test_posts_per_call_are_capped_and_unsafe_calls_post_once(
     )
     library, shell = httpx, AsyncRetryTransport
     inner = inner_of(library, *plan)
-    transport = shell(inner, policy=policy, contain_failures=True)
+    # With a breaker, whatever opens the circuit (a hedge's failure too) holds back what follows.
+    transport = shell(inner, policy=policy, contain_failures=True, breaker=breaker)
     async with library.AsyncClient(transport=transport) as client:
         response = await client.post(URL, json=tool_call("lookup", "abc"))
         body = json.loads(await response.aread()) if response.status_code == 200 else None
@@ -320,6 +348,11 @@ async def test_posts_per_call_are_capped_and_unsafe_calls_post_once(
     assert inner.open == 0
     wire_ids = [c["id"] for c in inner.calls]
     assert len(set(wire_ids)) == len(wire_ids)  # every copy had an id of its own
+    if isinstance(breaker, SharedBreaker):  # each POST that met its own ending, once
+        record = transport.history.last()
+        assert record is not None
+        met = [a for a in record.attempts if a.kind != AttemptKind.HELD]
+        assert breaker.counted == sum(a.fate not in {"lost", "abandoned"} for a in met)
 
 
 async def test_otel_shows_the_copies_as_sibling_attempt_spans() -> None:

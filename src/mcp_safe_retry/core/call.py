@@ -60,15 +60,13 @@ from .policy import (
     Idempotency,
     Reason,
     decide,
-    is_transient,
-    parse_retry_after,
-    retries_after,
 )
 from .records import AttemptValues, RetryOrigin
 from .renewing import Renewing
 from .session import SESSION_HEADER
 from .sse import encode_event
 from .stream import StreamTracker
+from .tally import asked_wait, tally
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -256,9 +254,7 @@ class Call(Renewing, Ledger):
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
-        retry_after = None
-        if head.retry_after is not None and retries_after(head.status):
-            retry_after = parse_retry_after(head.retry_after, self._engine.wall_clock())
+        retry_after = asked_wait(head, self._engine.wall_clock)
         decision = self._settle(classification, head, retry_after=retry_after, message=message)
         if decision.retry:
             return self._next(decision, lambda: self.received(body))
@@ -409,6 +405,11 @@ class Call(Renewing, Ledger):
         return self._wire_id
 
     @property
+    def admit(self) -> Admit | None:
+        """What asks the breaker before a POST of this call (None: no breaker)."""
+        return self._admit
+
+    @property
     def origin(self) -> RetryOrigin:
         """Who sent the newest POST."""
         return self._origin
@@ -530,11 +531,7 @@ class Call(Renewing, Ledger):
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:
                 return _ASK_BUDGET  # nothing counted yet: the shell asks, this is replayed
-            failed = is_transient(engine.policy, classification)
-            engine.budget.record(failed=failed)
-            admit = self._admit
-            if admit is not None:
-                admit.breaker.record(admit.key, failed=failed, retry_after=retry_after)
+            tally(engine, self._admit, classification, retry_after)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
                 if decision.retry and self._stop is not None:

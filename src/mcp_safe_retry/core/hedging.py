@@ -1,12 +1,15 @@
 """Hedged reads carried out for one call, sans I/O: the race of its copies, driven for a shell.
 
 ``core/hedge.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
-when a hedge is due, asks the retry budget before each one, classifies each copy's answer,
-records every copy as an attempt of the call (numbered as sent, with its fate), and settles
-the call through the copy whose answer is the call's. A shell runs each copy in a task of
-its own, feeds ``Hedging`` what each copy met, and carries out the ``Turn`` it gets back
-(``shells/race_httpx_async.py``). Nothing here sleeps, reads a socket or imports an HTTP
-library; the engine's clock is the only clock read.
+when a hedge is due, asks the retry budget and the circuit breaker before each one (as
+before a retry: itself when they are this process's own, else through the shell with
+``Consult`` / ``Admit``), lets the breaker hold back the first copy as any call's first POST,
+classifies each copy's answer, counts every copy that met its own answer with the budget and
+the breaker (``core/tally.py``), records every copy as an attempt of the call (numbered as
+sent, with its fate), and settles the call through the copy whose answer is the call's. A
+shell runs each copy in a task of its own, feeds ``Hedging`` what each copy met, and carries
+out the ``Turn`` it gets back (``shells/race_httpx_async.py``). Nothing here sleeps, reads a
+socket or imports an HTTP library; the engine's clock is the only clock read.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .call import Call, Head, streams
 from .classify import Classification, Outcome, classify_answer, verdict
-from .commands import Command, Read, Send, Sleep
+from .commands import Admit, Command, Consult, Read, Send, Sleep
 from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
 from .jsonrpc import RequestId
 from .kinds import ErrorKind
 from .latency import hedge_delay
 from .records import RetryOrigin
 from .servers import server_key
+from .tally import asked_wait, tally
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -51,8 +55,10 @@ class Turn(NamedTuple):
 
     ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
     (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
-    ``Sleep`` to wait before ``Hedging.slept``; any other command settles the exchange with
-    the reporting copy's response, as ``Call`` commands do for a call never hedged.
+    ``Sleep`` to wait before ``Hedging.slept``; an ``Admit`` (``Consult``) to ask the breaker
+    (the budget) before ``Hedging.admitted`` (``Hedging.consulted``); any other command
+    settles the exchange with the reporting copy's response, as ``Call`` commands do for a
+    call never hedged.
     """
 
     cancel: tuple[Loser, ...] = ()
@@ -61,6 +67,7 @@ class Turn(NamedTuple):
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
 _WAIT = Turn()
+_ASKS = (Sleep, Admit, Consult)  # the call waits for the shell: no copy is sent, none settles
 _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
@@ -107,20 +114,19 @@ class Hedging:
         self.race: Race | None = None
         self._first: Send | None = None
 
-    def start(self) -> Launch:
-        """The first copy, under the caller's id."""
-        send = self.call.start()
-        assert type(send) is Send  # a POSTed call starts with its send
-        call = self.call
-        self.race = Race.start(
-            self._engine.policy,
-            method=call.facts.method,
-            caller_id=call.facts.id,
-            idempotency=call.idempotency,
-            delay=self._delay,
-            now=self._engine.clock(),
-        )
-        return Launch(1, send.content)
+    def start(self) -> Turn:
+        """The first copy, under the caller's id, once the breaker admits it as it would the
+        first POST of a call never hedged: a ``Launch``, an ``Admit`` to ask the breaker
+        with, or what ends a call held back (``Refuse``, ``Contain``)."""
+        return self._after(self.call.start())
+
+    def admitted(self, allowed: bool) -> Turn:
+        """The breaker's answer to the call's ``Admit`` (its first copy, or its retry)."""
+        return self._after(self.call.admitted(allowed))
+
+    def consulted(self, allowed: bool) -> Turn:
+        """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
+        return self._after(self.call.consulted(allowed))
 
     def watch(self, cancel: Callable[[], None] | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
@@ -134,16 +140,51 @@ class Hedging:
         due = self._race.hedge_at()
         return None if due is None else max(0.0, due - self._engine.clock())
 
-    def hedge(self) -> Launch | None:
-        """Send a hedge now, if the budget allows one; None: no more hedges for this call."""
+    def hedge(self) -> Launch | Consult | Admit | None:
+        """Send a hedge now, if one is due and the budget and then the breaker allow it, as
+        they would a retry: a ``Launch``; a ``Consult`` (``Admit``) when the shell must ask
+        the budget (the breaker) first, its answer then given to ``hedge_consulted``
+        (``hedge_admitted``); None: no hedge now (none more, if one of them said no)."""
+        if not self._due():
+            return None
+        consult = self._engine.consult
+        if consult is not None:  # the same rule as for a retry (Engine.consult)
+            return consult
+        return self.hedge_consulted(self._engine.budget.allow_retry())
+
+    def hedge_consulted(self, allowed: bool) -> Launch | Admit | None:
+        """The budget's answer for the hedge ``hedge`` asked it about."""
+        if not allowed:
+            self._stop_hedging()
+            return None
+        admit = self.call.admit
+        if admit is None:
+            return self._send_hedge()
+        if self._engine.breaker_inline:  # the same rule as for any POST (Call._go)
+            return self.hedge_admitted(admit.breaker.allow(admit.key))
+        return admit
+
+    def hedge_admitted(self, allowed: bool) -> Launch | None:
+        """The breaker's answer for the hedge ``hedge`` asked it about."""
+        if not allowed:
+            self._stop_hedging()
+            return None
+        return self._send_hedge()
+
+    def _due(self) -> bool:
+        due = self._race.hedge_at()
+        return due is not None and self._engine.clock() >= due
+
+    def _stop_hedging(self) -> None:
+        """The budget or the breaker said no: the race goes on with the copies in flight."""
+        self.race = self._race.stop_hedging()
+
+    def _send_hedge(self) -> Launch | None:
+        """The hedge, unless the race moved on while the budget or breaker was asked."""
+        if not self._due():
+            return None
         race = self._race
-        due = race.hedge_at()
         now = self._engine.clock()
-        if due is None or now < due:
-            return None
-        if not self._engine.budget.allow_retry():
-            self.race = race.stop_hedging()
-            return None
         wire_id = self._engine.fresh_id()
         content = self.call.hedge_content(wire_id)
         self.race = race = race.hedge(now, wire_id)
@@ -191,11 +232,13 @@ class Hedging:
 
     def slept(self) -> Turn:
         """The backoff before a retry is over."""
-        return Turn(then=self._retry(self.call.slept()))
+        return self._after(self.call.slept())
 
     def abandon(self) -> Turn:
         """The caller gave the call up: every copy in flight is cancelled (the caller's own
         ``notifications/cancelled`` names the first copy's id, its own: none is added)."""
+        if self.race is None:  # given up while the breaker was asked about the first copy
+            return _WAIT
         step = self._race.abandon()
         self.race = step.race
         return Turn(self._losers(step, _ABANDONED_DETAIL, caller_notifies=True))
@@ -224,7 +267,8 @@ class Hedging:
         if step.verdict is Verdict.DISCARD:
             return _WAIT
         if step.verdict is Verdict.WAIT:  # it failed, transiently; the others may not
-            engine.budget.record(failed=True)
+            retry_after = None if head is None else asked_wait(head, engine.wall_clock)
+            tally(engine, self.call.admit, classification, retry_after)
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
@@ -232,20 +276,46 @@ class Hedging:
         if sample is not None:  # the adaptive delay reads the server's window
             engine.latencies.add(self._server, sample)
         self.call.adopt(copy, self._origin(copy))
-        command = settle()
-        if step.verdict is Verdict.EXHAUSTED and type(command) is Send:
-            return Turn(losers, self._retry(command))
-        if step.verdict is Verdict.EXHAUSTED and type(command) is not Sleep:
-            self.race = self._race.give_up().race
+        command = settle()  # counts the copy with the budget and the breaker (Call._settle)
+        if step.verdict is Verdict.EXHAUSTED:
+            return self._after(command, losers)
         return Turn(losers, command)
+
+    def _after(self, command: Command, cancel: tuple[Loser, ...] = ()) -> Turn:
+        """The race's turn after a command of the call taken while no copy is in flight
+        (before the first, or after every copy failed): a ``Send`` is the first copy or a
+        retry; asking the breaker or the budget, or a backoff, waits for the shell;
+        anything else ends the call (after copies failed: through the last of them)."""
+        race = self.race
+        if race is not None and race.settled:  # a copy won: what follows is no copy
+            return Turn(cancel, command)  # (a renewed session's re-send: carried on, unhedged)
+        if type(command) is Send:
+            return Turn(cancel, self._launch(command))
+        if race is not None and not race.settled and type(command) not in _ASKS:
+            self.race = race.give_up().race
+        return Turn(cancel, command)
+
+    def _launch(self, send: Send) -> Launch:
+        """The first copy, under the caller's id, or a retry after every copy failed."""
+        if self.race is not None:
+            return self._retry(send)
+        call = self.call
+        self.race = Race.start(
+            self._engine.policy,
+            method=call.facts.method,
+            caller_id=call.facts.id,
+            idempotency=call.idempotency,
+            delay=self._delay,
+            now=self._engine.clock(),
+        )
+        return Launch(1, send.content)
 
     def _read(self, head: Head, body: bytes) -> Command:
         self.call.headed(head)
         return self.call.received(body)
 
-    def _retry(self, send: Command) -> Launch:
+    def _retry(self, send: Send) -> Launch:
         """The call decided to retry after every copy failed: its retry is one more copy."""
-        assert type(send) is Send
         wire_id = self.call.wire_id
         assert wire_id is not None
         self.race = race = self._race.retry(self._engine.clock(), wire_id)

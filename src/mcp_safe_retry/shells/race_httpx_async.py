@@ -4,7 +4,9 @@ It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each c
 a task of its own, in a cancel scope of its own, and reports what it met; a loser's scope is
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
 session, a ``notifications/cancelled`` for the loser's own id is POSTed, shielded, within
-``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy.
+``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy. The breaker and the budget
+are asked what the core says to ask them (``Admit``, ``Consult``): awaited, never blocking
+the event loop, before the first copy, before a hedge, and before a retry.
 
 An SSE answer commits the call to its copy as soon as its 2xx head arrives (the others are
 cancelled then): a transport hands one response on, and cannot hand on a stream while other
@@ -23,7 +25,7 @@ import anyio.abc
 import httpx
 
 from ..core.call import Head
-from ..core.commands import Lock, Send, Sleep, Unlock
+from ..core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
 from ..core.hedge import cancellation
 from ..core.hedging import Hedging, Launch, Loser, Turn
 from ..core.jsonrpc import RequestId
@@ -100,19 +102,33 @@ class _Racing:
         self.scope = anyio.CancelScope()  # the race's own: the caller may cancel it
         self.ended: Ended | None = None
         self.crash: Exception | None = None
+        self._asking: anyio.CancelScope | None = None  # while a hedge's budget or breaker is asked
 
     async def run(self) -> None:
         """Start the first copy, send hedges when they are due, stop once a copy settles."""
         hedging = self._hedging
-        self._launch(hedging.start())
+        await self._report(hedging.start())  # the breaker may hold the first copy back
         while self.ended is None and self.crash is None:
             changed = self._changed = anyio.Event()
             with anyio.move_on_after(hedging.wait()):
                 await changed.wait()
             if not changed.is_set():
-                launch = hedging.hedge()
-                if launch is not None:
-                    self._launch(launch)
+                await self._hedge()
+
+    async def _hedge(self) -> None:
+        """Send a hedge if one is due and the budget and the breaker allow it (awaited when
+        the core says to ask them); a copy that settles the call meanwhile stops the asking."""
+        hedging = self._hedging
+        ask = hedging.hedge()
+        with anyio.CancelScope() as self._asking:
+            while isinstance(ask, (Consult, Admit)):
+                if isinstance(ask, Consult):
+                    ask = hedging.hedge_consulted(await ask.budget.allow_retry_async())
+                else:
+                    ask = hedging.hedge_admitted(await ask.breaker.allow_async(ask.key))
+        self._asking = None
+        if isinstance(ask, Launch):
+            self._launch(ask)
 
     def cancelled_by_caller(self) -> None:
         """The caller's own ``notifications/cancelled`` named this call: stop every copy."""
@@ -180,13 +196,24 @@ class _Racing:
         """Carry out a copy's turn: cancel the losers, then wait, launch, sleep or settle."""
         for loser in turn.cancel:
             self._cancel(loser)
+        hedging = self._hedging
         then = turn.then
-        while type(then) is Sleep:
-            self._hedging.call.publish()
+        try:
+            while isinstance(then, (Sleep, Admit, Consult)):
+                if isinstance(then, Consult):  # the answer stays open: handed on if no retry
+                    then = hedging.consulted(await then.budget.allow_retry_async()).then
+                    continue
+                await self._close(answer)
+                answer = None
+                if isinstance(then, Admit):
+                    then = hedging.admitted(await then.breaker.allow_async(then.key)).then
+                    continue
+                hedging.call.publish()
+                await self._sleep(then.seconds)
+                then = hedging.slept().then
+        except BaseException:  # cancelled while the budget was asked: its answer is closed
             await self._close(answer)
-            answer = None
-            await self._sleep(then.seconds)
-            then = self._hedging.slept().then
+            raise
         if then is None:
             await self._close(answer)
         elif isinstance(then, Launch):
@@ -197,6 +224,8 @@ class _Racing:
             self.ended = (then, None, None, None)
         else:
             self.ended = (then, *answer)
+        if self.ended is not None and self._asking is not None:
+            self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()
 
     def _cancel(self, loser: Loser) -> None:
