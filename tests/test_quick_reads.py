@@ -213,8 +213,74 @@ def test_quick_call_reads_what_the_full_parser_reads(
         full = parse_request(body)
     if quick is not None:
         assert _facts(quick) == _facts(full)
+        assert full is not None and quick.digest == full.digest
         assert quick.exact_message() == json.loads(body)
     assert _facts(parse_request(body)) == _facts(full)
+
+
+def _reordered(value: Any) -> Any:
+    """The same JSON value with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(value)}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+STRICT_VALUES = st.recursive(  # RFC 8259 JSON: no NaN or Infinity
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+WELL_FORMED_CALLS = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0"),
+        "id": st.sampled_from([1, "1", -3, 10**20]),
+        "method": st.just("tools/call"),
+        "params": st.fixed_dictionaries(
+            {"name": st.sampled_from(["search", "", "ünï"])},
+            optional={
+                "arguments": st.dictionaries(st.text(max_size=6), STRICT_VALUES, max_size=4),
+                "_meta": STRICT_VALUES,
+                "task": STRICT_VALUES,
+            },
+        ),
+    }
+)
+
+
+@given(call=WELL_FORMED_CALLS, other_id=st.sampled_from([2, "x"]), meta=STRICT_VALUES)
+@settings(max_examples=400, deadline=None)
+def test_the_digest_is_one_definition_whichever_reader(
+    call: dict[str, Any], other_id: Any, meta: Any
+) -> None:
+    """The quick reader, the full reader and the standard library alone (no extras) give
+    one digest, and a re-send that orders its keys differently, carries another id or
+    another ``_meta`` is the same call."""
+    body = json.dumps(call).encode()
+    resent = _reordered({**call, "id": other_id, "params": {**call["params"], "_meta": meta}})
+    resent_body = json.dumps(resent, ensure_ascii=False).encode()
+    quick = quick_call(body)
+    assert quick is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_jsonrpc, "_decode_call", None)
+        full = parse_request(resent_body)
+    before = _jsonrpc.use_fast_parser(False)
+    try:
+        plain = parse_request(body)
+        assert plain is not None
+        plain_digest = plain.digest  # worked out while only the standard library reads
+    finally:
+        _jsonrpc.use_fast_parser(before)
+    assert full is not None
+    assert quick.digest == full.digest == plain_digest
+    assert len(quick.digest) == 24
 
 
 def test_quick_call_digest_ignores_meta_and_id_but_not_arguments() -> None:

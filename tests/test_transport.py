@@ -23,6 +23,8 @@ from mcp_safe_retry import (
     get_record,
     retry_origin,
 )
+from mcp_safe_retry.core import jsonrpc
+from mcp_safe_retry.core.origin import ResendDetector
 from tests.helpers import (
     Script,
     Sleeps,
@@ -512,6 +514,39 @@ async def test_application_resend_is_detected(mode: str) -> None:
         RetryOrigin.NONE,
         RetryOrigin.NONE,
     ]
+
+
+async def test_a_resend_read_by_the_other_reader_is_detected(mode: str) -> None:
+    """The failed call is read by the standard library alone, its re-send (keys in another
+    order, another progress token) by the quick reader: one digest, so it is a re-send."""
+    script = Script(
+        json_reply(200, lambda i: ok_result(i, is_error=True)), json_reply(200, ok_result)
+    )
+    d = Driver(mode, script)
+    first_call = tool_call("charge", id=1, amount=5, currency="eur")
+    first_call["params"]["_meta"] = {"progressToken": "p-1"}
+    before = jsonrpc.use_fast_parser(False)
+    try:
+        first = await d.post(first_call)
+    finally:
+        jsonrpc.use_fast_parser(before)
+    again_call = tool_call("charge", id=2, currency="eur", amount=5)
+    again_call["params"]["_meta"] = {"progressToken": "p-2"}
+    again = await d.post(again_call)
+    assert record_of(first).arguments_digest == record_of(again).arguments_digest
+    assert record_of(again).retry_origin is RetryOrigin.APPLICATION
+
+
+def test_the_detector_reads_a_digest_only_when_it_holds_a_failure() -> None:
+    class Unreadable:
+        def __str__(self) -> str:
+            raise AssertionError("the digest was worked out")
+
+    detector = ResendDetector()
+    assert not detector.is_resend(Unreadable(), 0.0)  # type: ignore[arg-type]
+    detector.finished(Unreadable(), False, 0.0)  # type: ignore[arg-type]
+    detector.finished("d", True, 0.0)
+    assert detector.is_resend("d", 1.0) and len(detector) == 1
 
 
 async def test_trusted_annotations_make_a_tool_read(mode: str) -> None:

@@ -163,7 +163,7 @@ class Call(Renewing, Ledger):
             self._content = observed.remap_cancellation(facts, self._session)
         origin = marked_origin(extensions)
         if origin is None:
-            is_resend = facts.id is not None and engine.detector.is_resend(facts.digest, now)
+            is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
         self._origin = origin
         self._attempts: list[AttemptValues] = []

@@ -8,16 +8,12 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TypeAlias
 
 _orjson_loads: Callable[[bytes], Any] | None
-_orjson_sorted: Callable[[Any], bytes] | None
 try:  # optional: the same results, faster (see loads)
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    _orjson_loads = _orjson_sorted = None
+    _orjson_loads = None
 else:
     _orjson_loads = orjson.loads
-
-    def _orjson_sorted(value: Any) -> bytes:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 _decode_call: Callable[[bytes], Any] | None
@@ -33,7 +29,7 @@ else:
 
     class _CallParams(msgspec.Struct):
         name: Any = msgspec.UNSET
-        arguments: msgspec.Raw = msgspec.Raw()  # kept as sent, to be hashed
+        arguments: msgspec.Raw = msgspec.Raw()  # skipped, not built
 
     class _Call(msgspec.Struct):
         jsonrpc: Any = msgspec.UNSET
@@ -45,6 +41,7 @@ else:
 
 __all__ = [
     "FAST_PARSER_INSTALLED",
+    "Digest",
     "RequestFacts",
     "RequestId",
     "answers_under",
@@ -87,7 +84,6 @@ _DIGITS_TO_ZERO = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))
 _LONG_NUMBER = b"0" * 19
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _canonical_chunks: Any = (
     None
@@ -96,18 +92,15 @@ _canonical_chunks: Any = (
         None, None, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True
     )
 )
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def _canonical(value: JSON) -> bytes:
-    """Compact JSON with sorted keys: orjson's when it is installed and can write the value,
-    else ``json.dumps(value, sort_keys=True, separators=(",", ":"))``, with the C encoder
-    that call builds each time built once (no circularity check: parsed JSON is a tree)."""
-    if _orjson_sorted is not None and _fast_loads is not None:
-        try:
-            return _orjson_sorted(value)
-        except TypeError:  # an integer past 64 bits
-            pass
-    if _canonical_chunks is None:
+    """``json.dumps(value, sort_keys=True, separators=(",", ":"))`` as bytes, with the C
+    encoder that call builds each time built once (no circularity check: parsed JSON is a
+    tree). Always the standard library's, so it reads the same whichever extras are
+    installed (orjson writes floats and non-ASCII text differently)."""
+    if _canonical_chunks is None:  # pragma: no cover - an interpreter without _json
         return _CANONICAL_ENCODER.encode(value).encode()
     return "".join(_canonical_chunks(value, 0)).encode()
 
@@ -169,6 +162,38 @@ def answers_under(
     return not same_id(wire_id, caller_id) and same_id(message.get("id"), wire_id)
 
 
+class Digest:
+    """A hash of what makes two requests "the same call": the method and the params less
+    ``_meta`` (so neither the id nor a progress token), as canonical JSON (keys sorted, the
+    standard library's writing). One definition whichever reader took the request and
+    whichever extras are installed, so the processes of a fleet agree.
+
+    Worked out the first time it is read, then kept: most calls never need it (the re-send
+    detector asks only once it holds a failed call, and only failures are recorded; a
+    record asks when it is built). ``str(digest)`` is the hex value.
+    """
+
+    __slots__ = ("_message", "_source", "_value")
+
+    def __init__(self, source: bytes, message: dict[str, JSON] | None = None) -> None:
+        self._source = source  # the request's body
+        self._message = message  # the body as read, if it was (perhaps inexact)
+        self._value: str | None = None
+
+    def __str__(self) -> str:
+        value = self._value
+        if value is None:
+            value = self._value = _digest(self._source, self._message)
+            self._message = None
+        return value
+
+    def __repr__(self) -> str:
+        return f"Digest({str(self)!r})"
+
+
+_NO_DIGEST = Digest(b"")
+
+
 class RequestFacts(NamedTuple):
     """What the transport needs to know about one JSON-RPC message sent by the client (a
     tuple: one is made per request)."""
@@ -176,7 +201,7 @@ class RequestFacts(NamedTuple):
     method: str
     id: RequestId | None  # None: a notification
     tool: str | None = None  # params.name of a tools/call
-    digest: str = ""  # a hash of method, tool and arguments (never the arguments)
+    identity: Digest = _NO_DIGEST  # see ``digest``
     source: bytes = b""  # the body as sent
     # The message as read (integers past 64 bits perhaps as floats); None if not built.
     parsed: dict[str, JSON] | None = None
@@ -186,6 +211,12 @@ class RequestFacts(NamedTuple):
             f"RequestFacts(method={self.method!r}, id={self.id!r}, tool={self.tool!r}, "
             f"digest={self.digest!r})"
         )
+
+    @property
+    def digest(self) -> str:
+        """A hash of method, tool and arguments, never the arguments (see ``Digest``);
+        worked out on the first read."""
+        return str(self.identity)
 
     @property
     def is_notification(self) -> bool:
@@ -230,7 +261,7 @@ def parse_request(body: bytes) -> RequestFacts | None:
     if method == "tools/call" and isinstance(params, dict):
         name = params.get("name")
         tool = name if isinstance(name, str) else None
-    return RequestFacts(method, request_id, tool, _digest(method, params), body, message)
+    return RequestFacts(method, request_id, tool, Digest(body, message), body, message)
 
 
 def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
@@ -254,8 +285,9 @@ def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
 
 
 def quick_call(body: bytes) -> RequestFacts | None:
-    """A plain ``tools/call`` read without building its arguments (they are hashed as sent);
-    None for anything else, which ``parse_request`` then reads whole."""
+    """A plain ``tools/call`` read without building its arguments (the digest reads them
+    if it is ever asked for); None for anything else, which ``parse_request`` then reads
+    whole."""
     call = read_shape(_decode_call, body)
     if call is None:
         return None
@@ -268,26 +300,22 @@ def quick_call(body: bytes) -> RequestFacts | None:
         or not is_request_id(call.id)
     ):
         return None
-    name = params.name.encode()
-    hashed = b"tools/call %d:%b%b" % (len(name), name, params.arguments)
-    digest = hashlib.blake2b(hashed, digest_size=12).hexdigest()
-    return RequestFacts("tools/call", call.id, params.name, digest, body)
+    return RequestFacts("tools/call", call.id, params.name, Digest(body), body)
 
 
-def _digest(method: str, params: object) -> str:
-    """Hash what makes two requests "the same call", leaving out per-request metadata.
-
-    Stable for one installation, not across installations: with msgspec, a ``tools/call``
-    is hashed over its arguments as sent (so a re-send must keep their key order, as an
-    SDK re-sending a call does), and with and without orjson a float may be written
-    differently.
-    """
-    if isinstance(params, dict) and "_meta" in params:
-        params = {k: v for k, v in params.items() if k != "_meta"}
+def _digest(source: bytes, message: dict[str, JSON] | None) -> str:
+    """``Digest``'s value for a request's body, read exactly (``message`` is used if it is
+    exact already)."""
     try:
+        if message is None or not is_exact(source):
+            message = loads(source)
+        method = message.get("method") if isinstance(message, dict) else None
+        params = message.get("params") if isinstance(message, dict) else None
+        if isinstance(params, dict) and "_meta" in params:
+            params = {k: v for k, v in params.items() if k != "_meta"}
         canonical = _canonical([method, params])
-    except (TypeError, ValueError):
-        canonical = method.encode()
+    except (TypeError, ValueError, RecursionError):  # not JSON (made by hand), or too deep
+        canonical = source
     return hashlib.blake2b(canonical, digest_size=12).hexdigest()
 
 

@@ -177,7 +177,7 @@ class Ledger:
             if self._wire_id is not facts.id:
                 engine.observed.settled(self._session, facts.id)
             failed = classification.outcome not in NOT_FAILURES
-            engine.detector.finished(facts.digest, failed, now)
+            engine.detector.finished(facts.identity, failed, now)
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
         if listeners:
@@ -199,7 +199,7 @@ class Ledger:
                 self._protocol_version,
                 self._session,
                 self._engine.scenario,
-                facts.digest,
+                facts.identity,  # worked out when the record is built
                 self._started_at,
                 max(0.0, now - self._start),
             )

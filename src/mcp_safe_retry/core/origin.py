@@ -8,6 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 
+from .jsonrpc import Digest
 from .records import RetryOrigin
 
 __all__ = ["ORIGIN_EXTENSION", "ResendDetector", "marked_origin", "retry_origin"]
@@ -69,16 +70,22 @@ class ResendDetector:
         """How many failed calls are remembered now."""
         return len(self._failed)
 
-    def is_resend(self, digest: str, now: float) -> bool:
+    def is_resend(self, digest: str | Digest, now: float) -> bool:
+        """Whether a call with this digest failed within the window (a ``Digest`` is only
+        worked out when some failed call is remembered)."""
         if not self._failed:  # the common case, read without the lock
             return False
+        digest = str(digest)
         with self._lock:
             failed_at = self._failed.get(digest)
             return failed_at is not None and now - failed_at <= self.window
 
-    def finished(self, digest: str, failed: bool, now: float) -> None:
+    def finished(self, digest: str | Digest, failed: bool, now: float) -> None:
+        """Remember a failed call, forget a call that succeeded (a ``Digest`` is only worked
+        out when there is something to remember or forget)."""
         if not failed and not self._failed:  # nothing to forget
             return
+        digest = str(digest)
         with self._lock:
             if not failed:
                 self._failed.pop(digest, None)

@@ -181,9 +181,10 @@ class LazyRecord:
     """A CallRecord's values, frozen when the snapshot is taken; the record is built on
     first read and kept.
 
-    ``values`` are CallRecord's fields in order, with ``attempts`` as AttemptValues. Taking
-    a snapshot costs a tuple; the attrs values are paid for only by the records someone
-    reads.
+    ``values`` are CallRecord's fields in order, with ``attempts`` as AttemptValues and
+    ``arguments_digest`` as anything whose ``str()`` is the digest (a lazy ``Digest``).
+    Taking a snapshot costs a tuple; the attrs values and the digest are paid for only by
+    the records someone reads.
     """
 
     __slots__ = ("_record", "_values")
@@ -204,7 +205,13 @@ class LazyRecord:
         if record is None:
             values = self._values
             attempts = tuple(Attempt(*a) for a in values[4])
-            fields: tuple[Any, ...] = (*values[:4], attempts, *values[5:])
+            fields: tuple[Any, ...] = (
+                *values[:4],
+                attempts,
+                *values[5:11],
+                str(values[11]),
+                *values[12:],
+            )
             record = CallRecord(*fields)
             self._record = record  # two threads may both build it: equal values
         return record
