@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import (
+    AdaptiveDelay,
     AsyncRetryTransport,
     CircuitBreaker,
     Idempotency,
@@ -28,6 +29,7 @@ from mcp_safe_retry import (
 from mcp_safe_retry.core.budget import RetryBudget
 from mcp_safe_retry.core.hedge import HEDGE_CANCEL_REASON
 from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.servers import server_key
 from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
 from mcp_safe_retry.httpx2 import RetryTransport as RetryTransport2
 from tests.helpers import TrackedStream, ok_result, sse_event, tool_call
@@ -433,3 +435,37 @@ async def test_a_hedged_read_renews_an_expired_session(lib: tuple[Any, Any]) -> 
     assert record is not None and record.complete
     kinds = [(a.number, str(a.kind)) for a in record.attempts]
     assert kinds == [(1, "post"), (2, "reinitialise"), (3, "post")]
+
+
+ADAPTIVE = RetryPolicy(
+    tools={"lookup": Idempotency.READ},
+    hedge_after=AdaptiveDelay(floor=0.01, initial=0.05, ceiling=1.0),
+    max_hedges=1,
+)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES)
+@pytest.mark.parametrize(
+    ("plan", "samples"),
+    [
+        pytest.param([(0.0, ok)], 1, id="json-unhedged"),
+        pytest.param([(0.0, sse_ok)], 1, id="sse-unhedged"),
+        pytest.param([(5.0, ok), (0.0, ok)], 2, id="json-hedge-wins-first-censored"),
+        pytest.param([(5.0, sse_ok), (0.0, sse_ok)], 2, id="sse-hedge-commits-first-censored"),
+        pytest.param([(0.0, tool_error)], 0, id="a-failure-says-nothing-of-latency"),
+    ],
+)
+async def test_adaptive_delay_learns_every_copy_of_json_and_sse_calls(
+    lib: tuple[Any, Any], plan: list[tuple[float, Answer]], samples: int
+) -> None:
+    """Each copy of a settled call adds its own latency to the server's window, a copy
+    cancelled unanswered a censored one, and a call committed to an SSE stream counts too."""
+    library, shell = lib
+    inner = inner_of(library, *plan)
+    transport = shell(inner, policy=ADAPTIVE)
+    async with library.AsyncClient(transport=transport) as client:
+        response = await client.post(URL, json=tool_call("lookup", 7))
+        assert parsed(response.headers["content-type"], await response.aread())["id"] == 7
+    window = transport.engine.latencies.window(server_key(URL))
+    assert (0 if window is None else window.count) == samples
+    assert inner.open == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 
 import pytest
@@ -34,6 +35,71 @@ def test_window_quantile_is_nearest_rank_of_the_last_refresh(
         rank = min(len(last), max(1, -(-q * len(last) // 1)))
         assert got == last[int(rank) - 1]
     assert window.count == len(samples)
+
+
+def naive(values: list[float], q: float) -> float:
+    """The nearest-rank quantile of ``values`` (sorted here)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered), max(1, math.ceil(q * len(ordered)))) - 1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    samples=st.lists(
+        st.tuples(st.floats(0, 10, allow_nan=False), st.booleans()), min_size=1, max_size=64
+    ),
+    q=st.floats(0.01, 0.99),
+)
+def test_censored_latencies_count_as_at_least(samples: list[tuple[float, bool]], q: float) -> None:
+    """A censored latency lies somewhere at or past its value: the quantile lies between the
+    one read as if it were an answer then and the one read as if it never came, and it is
+    always an answered latency."""
+    window = LatencyWindow(size=64, refresh=1)
+    for seconds, censored in samples:
+        window.add(seconds, censored=censored)
+    got = window.quantile(q)
+    answered = [t for t, c in samples if not c]
+    if not answered:  # nothing answered: only a lower bound is known
+        assert got == max(t for t, _ in samples)
+        return
+    assert got in answered
+    # past the last answer the estimate ends: the last answer is read (the delay waits no
+    # longer than any answer it has seen come)
+    assert got >= naive([t for t, _ in samples], q) or got == max(answered)
+    upper = naive([math.inf if c else t for t, c in samples], q)
+    assert got <= upper
+
+
+def test_censoring_before_every_answer_changes_nothing() -> None:
+    window = LatencyWindow(size=16, refresh=1)
+    for t in (0.1, 0.2, 0.3, 0.4):
+        window.add(t)
+    before = [window.quantile(q) for q in (0.25, 0.5, 0.75, 1.0)]
+    window.add(0.05, censored=True)
+    assert [window.quantile(q) for q in (0.25, 0.5, 0.75, 1.0)] == before == [0.1, 0.2, 0.3, 0.4]
+
+
+def test_censored_mass_moves_to_later_answers() -> None:
+    """Two of four copies cancelled at 0.15: their share goes to the answers after 0.15 (the
+    Kaplan-Meier estimate), so the median is 0.3, not 0.15 nor 0.1."""
+    window = LatencyWindow(size=16, refresh=1)
+    for t, censored in ((0.1, False), (0.15, True), (0.15, True), (0.3, False), (0.4, False)):
+        window.add(t, censored=censored)
+    assert window.quantile(0.2) == 0.1
+    assert window.quantile(0.5) == 0.3  # 0.2 + 0.8 * (1/2) = 0.6 at 0.3
+    assert window.quantile(0.9) == 0.4
+
+
+def test_a_quantile_past_every_answer_is_the_last_answer() -> None:
+    """A tenth of the copies cancelled at 0.5 with none answered later: the 95th percentile is
+    only known to lie past 0.2, the largest answer, and that is what is read."""
+    window = LatencyWindow(size=32, refresh=1)
+    for i in range(18):
+        window.add(0.01 * (i + 3))
+    window.add(0.5, censored=True)
+    window.add(0.5, censored=True)
+    assert window.quantile(0.9) == pytest.approx(0.2)
+    assert window.quantile(0.95) == pytest.approx(0.2)
 
 
 def test_window_ignores_nonsense_and_waits_for_samples() -> None:

@@ -26,6 +26,7 @@ Rules (one place, used by the engine):
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import NamedTuple
 
 import attrs
 
@@ -42,6 +43,7 @@ __all__ = [
     "CopyState",
     "Ending",
     "Race",
+    "Sample",
     "Step",
     "Verdict",
     "cancel_by",
@@ -113,6 +115,15 @@ class CopyState(StrEnum):
     FAILED = "failed"  # failed transiently; the call went on without it
     LOST = "lost"  # another copy won first: cancelled in flight, or its late answer dropped
     ABANDONED = "abandoned"  # the caller gave the call up while it was in flight
+
+
+class Sample(NamedTuple):
+    """Copy ``copy``'s latency in seconds; ``censored``: it was cancelled unanswered, so its
+    latency is only known to be at least that."""
+
+    copy: int
+    seconds: float
+    censored: bool
 
 
 class Verdict(StrEnum):
@@ -281,21 +292,25 @@ class Race:
             return None
         return max(c.sent_at for c in self.copies) + self.delay
 
-    def sample(self) -> float | None:
-        """The latency this call adds to its server's window, if any: seconds from the first
-        POST to the winning answer, for a call that succeeded without a retry.
+    def samples(self, now: float) -> tuple[Sample, ...]:
+        """What this call tells its server's latency window, once it is settled or has
+        committed to a stream (``now``): each copy's own latency, from its own POST.
 
-        A hedged call counts too, with its first POST's start: feeding only calls that were
-        not hedged would leave out exactly the slow ones, the quantile would sink, and hedges
-        would grow. Counted this way, about ``1 - quantile`` of the calls end past the delay
-        and the delay settles at the server's own quantile.
+        A copy whose answer began gives its time to that answer (its response head); a copy
+        cancelled unanswered gives a censored latency, ``>= now - sent_at``; a copy that
+        failed transiently, or whose answer was a failure, gives none (a quick error says
+        nothing of how long an answer takes). Measured from each copy's own POST, a hedge
+        that wins is no longer counted at the hedge's delay plus its own latency: a window
+        fed that way drags the quantile up after every hedge it causes.
         """
-        if self.winner is None or self.retries:
-            return None
-        won = self.copy(self.winner)
-        if won.ending is not Ending.SUCCESS or won.answered_at is None:
-            return None
-        return max(0.0, won.answered_at - self.copies[0].sent_at)
+        out: list[Sample] = []
+        for c in self.copies:
+            if c.answered_at is not None:
+                if c.ending in (None, Ending.SUCCESS):
+                    out.append(Sample(c.number, max(0.0, c.answered_at - c.sent_at), False))
+            elif c.state is CopyState.LOST:
+                out.append(Sample(c.number, max(0.0, now - c.sent_at), True))
+        return tuple(out)
 
     # -- events --------------------------------------------------------------------------
 

@@ -111,6 +111,7 @@ class Hedging:
         self._delay = delay
         self._notify = notify
         self._first_origin = call.origin
+        self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
 
     def start(self) -> Turn:
@@ -203,6 +204,7 @@ class Hedging:
             return _WAIT  # a late answer of a copy that lost
         step = race.commit(number, self._engine.clock())
         self.race = step.race
+        self._learn(step.race)
         losers = self._losers(step, _LOST_DETAIL)
         won = step.race.copy(number)
         self.call.adopt(won, self._origin(won))
@@ -271,9 +273,8 @@ class Hedging:
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
-        sample = step.race.sample()
-        if sample is not None:  # the adaptive delay reads the server's window
-            engine.latencies.add(self._server, sample)
+        if step.verdict is Verdict.WIN:
+            self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
         command = settle()  # counts the copy with the budget and the breaker (Call._settle)
         if step.verdict is Verdict.EXHAUSTED:
@@ -332,6 +333,16 @@ class Hedging:
             notify = self._notify and not (caller_notifies and copy.number == 1)
             losers.append(Loser(copy.number, copy.wire_id, notify))
         return tuple(losers)
+
+    def _learn(self, race: Race) -> None:
+        """Feed the server's latency window (the adaptive delay reads it) what the race
+        knows now, each copy once: at a win, or when a stream is committed to (its copy's
+        head is then its answer)."""
+        latencies = self._engine.latencies
+        for sample in race.samples(self._engine.clock()):
+            if sample.copy not in self._learnt:
+                self._learnt.add(sample.copy)
+                latencies.add(self._server, sample.seconds, censored=sample.censored)
 
     def _origin(self, copy: Copy) -> RetryOrigin:
         return self._first_origin if copy.number == 1 else RetryOrigin.SDK
