@@ -57,6 +57,7 @@ from mcp_safe_retry import (
     RetryPolicy,
     get_record,
 )
+from mcp_safe_retry.core.kinds import AttemptKind
 from mcp_safe_retry_kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [
@@ -209,6 +210,9 @@ class SoakConfig:
         redis_url: A Redis to share the budget and a breaker through (the fleet mode,
             ``benchmarks/soak_fleet.py``); None: a local ``RetryBudget`` and no breaker.
         shared_name: The name the fleet's ``RedisBudget`` and ``RedisCircuitBreaker`` share.
+        breaker_threshold: Transient failures in a row that open the fleet's breaker. Every
+            call of a kitchen goes to one URL, so the mixed faults trip it again and again.
+        breaker_open_for: Seconds it stays open (a Retry-After never holds it longer).
         global_timeout: Seconds the whole run may take; then everything is cancelled.
         faults: The fault mix.
     """
@@ -229,6 +233,8 @@ class SoakConfig:
     faults: tuple[Fault, ...] = FAULTS
     redis_url: str | None = None
     shared_name: str = "soak"
+    breaker_threshold: int = 3
+    breaker_open_for: float = 0.05
 
     def policy(self) -> RetryPolicy:
         """The retry policy of every transport in the run."""
@@ -286,6 +292,9 @@ class CallResult:
     client: str
     records: list[CallRecord] = field(default_factory=list)
     seconds: float = 0.0
+    # The official client's other requests of the session (initialize, ...): a handshake the
+    # breaker held back ends the call before its tools/call exists.
+    setup: list[CallRecord] = field(default_factory=list)
 
     @property
     def client_success(self) -> bool:
@@ -381,6 +390,9 @@ class SoakReport:
             f"({s['charge']['keys']} keys, {s['charge']['executions']} executions, "
             f"max {s['charge']['maxPerKey']})",
             f"lookup executions: {s['lookupExecutions']}",
+            f"breaker: {s['breaker']['heldCalls']} calls held ({_fmt(s['breaker']['held'])}); "
+            f"opened {s['breaker']['opens']}x, closed {s['breaker']['closes']}x "
+            "(from the records: runs of held attempts per kitchen in send order)",
             f"faults drawn: {_fmt(s['faults'])}",
             "invariants:",
         ]
@@ -450,16 +462,17 @@ class _Clients:
             self.budget = RedisBudget(
                 config.redis_url, name=name, burst=config.budget_tokens, per_success=1.0
             )
-            # Every call of a kitchen goes to one URL (the run is in the query): a breaker
-            # with its default threshold would trip on the mix of faults, and the checks
-            # below know nothing of held attempts. So it counts, shares and reads its
-            # state through Redis like any other, and never opens.
+            # Every call of a kitchen goes to one URL (the run is in the query), so the mix
+            # of faults trips the circuit again and again; open briefly, so it also closes
+            # (a 60 s Retry-After does not hold it open longer), and refresh the shared
+            # state often. The checks below follow every held attempt.
             self.breaker = RedisCircuitBreaker(
                 config.redis_url,
                 name=name,
-                failure_threshold=10**9,
-                failure_ratio=1.0,
-                min_calls=10**9,
+                failure_threshold=config.breaker_threshold,
+                open_for=config.breaker_open_for,
+                max_open_for=config.breaker_open_for,
+                refresh=min(0.05, config.breaker_open_for / 4),
             )
         self.index = _RecordIndex()
         timeout = httpx.Timeout(10.0)
@@ -569,7 +582,8 @@ class _Clients:
                 if outcome == "no_response":
                     outcome = f"exception:{_leaf(exc)}"
         records = [r for r in history.records() if r.method == "tools/call"]
-        return CallResult(call, outcome, records)
+        setup = [r for r in history.records() if r.method != "tools/call"]
+        return CallResult(call, outcome, records, setup=setup)
 
 
 def _leaf(exc: BaseException) -> str:
@@ -772,6 +786,9 @@ class _Checker:
         self.faults: Counter[str] = Counter()
         self.origin_sdk = 0
         self.recorded_posts = 0
+        self.held: Counter[str] = Counter()  # calls the breaker held, by when
+        # Per kitchen (one breaker key each): (send time, held, transient failure).
+        self.timeline: dict[str, list[tuple[float, bool, bool]]] = {}
         self.read_faulted = self.read_recovered = self.read_retried = 0
 
     def fail(self, invariant: str, message: str) -> None:
@@ -792,12 +809,17 @@ class _Checker:
                 "every_call_finished", f"{tag}: no answer within {self.config.call_timeout:g} s"
             )
         record = result.records[0] if len(result.records) == 1 else None
-        if record is None:
+        self._time(call, [*result.records, *result.setup])
+        handshake = None if result.records else _held_record(result.setup)
+        if record is None and handshake is None:
             self.fail("complete_records", f"{tag}: {len(result.records)} records")
         self._bounded_and_once(call, tag, wire, record)
         if record is None:
+            if handshake is not None:  # held before its tools/call existed
+                self._held(result, tag, handshake, wire, in_handshake=True)
             return
         self._complete(tag, record)
+        self._held(result, tag, record, wire, in_handshake=False)
         self.recorded_posts += record.post_count
         self.outcomes[record.outcome or "none"] += 1
         self.origin_sdk += record.retry_origin is RetryOrigin.SDK
@@ -806,7 +828,17 @@ class _Checker:
                 "records_agree_with_server",
                 f"{tag}: record {record.post_count} POSTs, kitchen {len(wire)}",
             )
-        if (record.outcome in SUCCESS_OUTCOMES) != result.client_success:
+        if (
+            record.outcome in SUCCESS_OUTCOMES
+            and not result.client_success
+            and result.client == f"rpc_error:{CONTAINED_CODE}"
+            and _held_record(result.setup) is not None
+        ):
+            # The official client asks tools/list after the call (to check the result
+            # against the tool's output schema); the breaker held that request: the tool
+            # ran, the client got the contained error of the tools/list.
+            self.held["after_call"] += 1
+        elif (record.outcome in SUCCESS_OUTCOMES) != result.client_success:
             last = record.attempts[-1] if record.attempts else None
             reason = last.decision.reason if last and last.decision else "-"
             detail = last.classification.detail if last else "-"
@@ -815,6 +847,65 @@ class _Checker:
                 f"{tag}: client {result.client}, record {record.outcome} ({reason}: {detail})",
             )
         self._retries(call, tag, record, wire)
+
+    def _time(self, call: PlannedCall, records: Sequence[CallRecord]) -> None:
+        """Put every attempt of the call on its kitchen's timeline (one breaker key each)."""
+        line = self.timeline.setdefault("legacy" if call.path == "sdk-2025" else "modern", [])
+        for record in records:
+            for attempt in record.attempts:
+                line.append(
+                    (
+                        record.started_at + attempt.elapsed,
+                        attempt.kind == AttemptKind.HELD,
+                        _is_transient(attempt, self.policy),
+                    )
+                )
+
+    def _held(
+        self,
+        result: CallResult,
+        tag: str,
+        record: CallRecord,
+        wire: list[PostRecord],
+        *,
+        in_handshake: bool,
+    ) -> None:
+        """A held attempt sent nothing: it is the call's last, ends it ``CIRCUIT_OPEN``, and
+        the kitchen logged exactly the POSTs sent before it (none for a held handshake)."""
+        held = [a for a in record.attempts if a.kind == AttemptKind.HELD]
+        if not held:
+            return
+        self.held[
+            "handshake" if in_handshake else "retry" if len(record.attempts) > 1 else "first"
+        ] += 1
+        last = record.attempts[-1]
+        decision = last.decision
+        if (
+            len(held) != 1
+            or held[0] is not last
+            or last.classification.outcome is not Outcome.CIRCUIT_OPEN
+            or last.status is not None
+            or decision is None
+            or decision.retry
+            or decision.reason is not Reason.CIRCUIT_OPEN
+            or record.outcome != Outcome.CIRCUIT_OPEN
+        ):
+            self.fail(
+                "held_attempts_sent_nothing",
+                f"{tag}: held attempts {[a.number for a in held]} of {len(record.attempts)}, "
+                f"last {last.classification.outcome} ({decision}), record {record.outcome}",
+            )
+        sent = 0 if in_handshake else record.post_count
+        if len(wire) != sent:
+            self.fail(
+                "held_attempts_sent_nothing",
+                f"{tag}: {sent} POSTs sent before the held attempt, kitchen logged {len(wire)}",
+            )
+        expected = _HELD_CLIENT.get(result.call.path)
+        if result.client_success or (expected is not None and result.client != expected):
+            self.fail(
+                "held_attempts_sent_nothing", f"{tag}: held, yet the client saw {result.client}"
+            )
 
     def _complete(self, tag: str, record: CallRecord) -> None:
         """Finished, with a verdict, and retries before the last attempt, a stop at it."""
@@ -879,6 +970,7 @@ class _Checker:
                 and len(wire) == n
                 and not call.fault.over_cap
                 and _reason(record, n) not in (Reason.THROTTLED, Reason.ABANDONED)
+                and _reason(record, n + 1) is not Reason.CIRCUIT_OPEN  # the retry was held
             ):
                 self.fail(
                     "transient_read_faults_retried",
@@ -891,8 +983,36 @@ class _Checker:
             self.read_retried += record.post_count > 1
 
 
+def _held_record(records: Sequence[CallRecord]) -> CallRecord | None:
+    """The record among ``records`` whose attempt the breaker held, if one is."""
+    for record in records:
+        if any(a.kind == AttemptKind.HELD for a in record.attempts):
+            return record
+    return None
+
+
+# What the client of a raw path sees of a held call (the official client: any failure).
+_HELD_CLIENT = {"raw": "exception:CircuitOpenError", "raw-contained": f"rpc_error:{CONTAINED_CODE}"}
+
+
+def _spells(timeline: Sequence[tuple[float, bool, bool]]) -> tuple[int, int]:
+    """Opens and closes seen on one breaker key: in send order, each run of held attempts
+    is an open (a probe that failed starts another), and a run that gives way to a sent
+    attempt which did not fail transiently (the successful probe) a close."""
+    opens = closes = 0
+    holding = False
+    for _, held, failed in sorted(timeline):
+        if held and not holding:
+            opens += 1
+        elif not held and holding:
+            closes += not failed
+        holding = held
+    return opens, closes
+
+
 _INVARIANTS = (
     "no_duplicate_side_effects",
+    "held_attempts_sent_nothing",
     "complete_records",
     "posts_bounded",
     "transient_read_faults_retried",
@@ -941,6 +1061,10 @@ def check(
         f"exempt: {_fmt(checker.exempted)}",
         "only_transient_read_failures_retried": f"all {sum(checker.retries.values())} retries "
         "followed a transient failure of a READ call",
+        "held_attempts_sent_nothing": f"{sum(checker.held.values())} calls held by the breaker "
+        f"({_fmt(checker.held)}): the held attempt ended each (CIRCUIT_OPEN, circuit_open), "
+        "the kitchen logged only the POSTs sent before it, and the client got no result "
+        "(after_call: the official client's tools/list after a call that succeeded was held)",
         "records_agree_with_server": "each record's POST count equals the tools/call POSTs "
         f"the kitchen logged for its run ({state.posts_dropped} log entries dropped)",
         "records_agree_with_client": "a record says TOOL_SUCCESS exactly when the client "
@@ -990,8 +1114,21 @@ def check(
         },
         "lookupExecutions": checker.lookup_executions,
         "faults": dict(checker.faults.most_common()),
+        "breaker": _breaker_stats(checker),
     }
     return SoakReport(config, stats, invariants)
+
+
+def _breaker_stats(checker: _Checker) -> dict[str, Any]:
+    """Held calls, and the opens and closes the records show per kitchen."""
+    servers = {key: _spells(line) for key, line in sorted(checker.timeline.items())}
+    return {
+        "heldCalls": sum(checker.held.values()),
+        "held": dict(checker.held.most_common()),
+        "opens": sum(o for o, _ in servers.values()),
+        "closes": sum(c for _, c in servers.values()),
+        "byServer": {k: {"opens": o, "closes": c} for k, (o, c) in servers.items()},
+    }
 
 
 # -- command line ----------------------------------------------------------------------

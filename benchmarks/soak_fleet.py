@@ -2,9 +2,12 @@
 
 Several worker processes each run a slice of the soak (``benchmarks/soak.py``: the kitchen's
 mixed faults, every client path, its own kitchens) with one ``RedisBudget`` and one
-``RedisCircuitBreaker`` of the same name, on one real redis-server started here. Each worker
-checks the soak's invariants on its own calls (no duplicate side effect, records agree with
-the kitchen's log, ...); the fleet passes when every worker's do. Bounded: each worker has
+``RedisCircuitBreaker`` of the same name, on one real redis-server started here. The breaker
+opens after 3 transient failures in a row and stays open 0.05 s, so the mixed faults open
+and close it many times in a run. Each worker checks the soak's invariants on its own calls
+(no duplicate side effect, records agree with the kitchen's log, a held call sent nothing
+...); the fleet passes when every worker's do. Each worker has its own kitchens, so its
+circuits (one per kitchen URL) are its own, kept in the shared Redis. Bounded: each worker has
 the soak's global timeout, and is killed (failing the run) if it does not return after it.
 """
 
@@ -40,9 +43,13 @@ def run_fleet_soak(
     seed: int = 1,
     concurrency: int = 8,
     timeout: float = 600.0,
+    breaker_threshold: int = SoakConfig.breaker_threshold,
+    breaker_open_for: float = SoakConfig.breaker_open_for,
 ) -> list[tuple[int, bool, dict[str, Any]]]:
     """Run ``calls`` soak calls split over ``workers`` processes sharing one Redis budget and
-    breaker; each worker's ``(seed, passed, report)``, in the order they finished.
+    breaker (opening after ``breaker_threshold`` transient failures in a row, for
+    ``breaker_open_for`` seconds); each worker's ``(seed, passed, report)``, in the order
+    they finished.
 
     Raises:
         RuntimeError: a worker did not finish in time or died.
@@ -60,6 +67,8 @@ def run_fleet_soak(
             global_timeout=timeout,
             redis_url=redis_url,
             shared_name=name,
+            breaker_threshold=breaker_threshold,
+            breaker_open_for=breaker_open_for,
         )
         processes.append(context.Process(target=_worker, args=(config, results)))
     try:
@@ -84,6 +93,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=8, help="per worker")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per worker")
+    parser.add_argument(
+        "--breaker-threshold",
+        type=int,
+        default=SoakConfig.breaker_threshold,
+        help="transient failures in a row that open the shared breaker",
+    )
+    parser.add_argument(
+        "--breaker-open-for",
+        type=float,
+        default=SoakConfig.breaker_open_for,
+        help="seconds the breaker stays open before a probe",
+    )
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
     args = parser.parse_args(argv)
     redis = start_redis()
@@ -97,6 +118,8 @@ def main(argv: list[str]) -> int:
             seed=args.seed,
             concurrency=args.concurrency,
             timeout=args.timeout,
+            breaker_threshold=args.breaker_threshold,
+            breaker_open_for=args.breaker_open_for,
         )
     finally:
         redis.close()
@@ -106,13 +129,22 @@ def main(argv: list[str]) -> int:
     else:
         for seed, ok, report in sorted(reports, key=lambda r: r[0]):
             stats = report["stats"]
+            breaker = stats["breaker"]
             failed = [i["name"] for i in report["invariants"] if not i["passed"]]
             print(
                 f"worker seed {seed}: {stats['calls']} calls, {stats['posts']['toolsCall']}"
                 f" tools/call POSTs, {stats['retries']['total']} retries,"
+                f" {breaker['heldCalls']} held by the breaker (opened {breaker['opens']}x,"
+                f" closed {breaker['closes']}x),"
                 f" {'all invariants held' if ok else 'FAILED: ' + ', '.join(failed)}"
             )
-        print(f"fleet of {len(reports)}: {'passed' if passed else 'FAILED'}")
+        held = sum(r["stats"]["breaker"]["heldCalls"] for _, _, r in reports)
+        opens = sum(r["stats"]["breaker"]["opens"] for _, _, r in reports)
+        closes = sum(r["stats"]["breaker"]["closes"] for _, _, r in reports)
+        print(
+            f"fleet of {len(reports)}: {'passed' if passed else 'FAILED'};"
+            f" {held} calls held, breaker opened {opens}x and closed {closes}x"
+        )
     return 0 if passed else 1
 
 
