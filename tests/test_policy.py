@@ -290,3 +290,26 @@ def test_unsent_retries_count_against_max_retries(kind: str) -> None:
 def test_a_read_that_never_left_keeps_its_network_error_reason() -> None:
     d = _decide(Outcome.NETWORK_ERROR, kind="connect", idem=Idempotency.READ)
     assert (d.retry, d.reason) == (True, Reason.NETWORK_ERROR)
+
+
+def test_wait_strategy_waits_what_backoff_says_under_tenacity() -> None:
+    # The public tenacity adapter: a real Retrying loop sleeps exactly RetryPolicy.backoff.
+    import tenacity
+
+    policy = RetryPolicy(initial_backoff=0.2, backoff_multiplier=2.0, max_backoff=0.5)
+    slept: list[float] = []
+    retrying = tenacity.Retrying(
+        wait=policy.wait_strategy(lambda: 0.5),
+        stop=tenacity.stop_after_attempt(4),
+        sleep=slept.append,
+        retry=tenacity.retry_if_exception_type(ValueError),
+        reraise=True,
+    )
+
+    def down() -> None:
+        raise ValueError("down")
+
+    with pytest.raises(ValueError, match="down"):
+        retrying(down)
+    assert slept == [policy.backoff(n, lambda: 0.5) for n in (1, 2, 3)]
+    assert slept == pytest.approx([0.15, 0.3, 0.375])  # 0.2, 0.4, 0.5 (capped), equal jitter
