@@ -215,7 +215,13 @@ class PortableClient:
 
     def __init__(self, client: redis.Redis) -> None:
         pool = client.connection_pool
-        settings = {k: v for k, v in pool.connection_kwargs.items() if k not in _POOL_MADE}
+        settings = {
+            k: v
+            for k, v in pool.connection_kwargs.items()
+            # A bare object() is redis-py's "not given" marker: a pickle would make it a
+            # different object, so it is left out and the default applies again.
+            if k not in _POOL_MADE and type(v) is not object
+        }
         stuck = sorted(k for k, v in settings.items() if not _pickles(v))
         if stuck:
             raise TypeError(
