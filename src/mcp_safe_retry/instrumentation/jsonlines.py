@@ -35,9 +35,9 @@ class JsonLinesSink(Live):
     block, or the interpreter's exit) writes what is queued, then stops.
 
     Shared, never copied: ``copy.deepcopy`` returns this sink. A sink on a path pickles by
-    its path: loaded in another process, it appends to the same file from there (one sink
-    per process and file, each line one ``write``). A sink on a file it was given cannot be
-    pickled (``TypeError``): the file cannot follow it.
+    its path: loaded in another process, it appends to the same file from there (a line
+    longer than the file's buffer may then interleave with the other process's lines). A
+    sink on a file it was given cannot be pickled (``TypeError``): the file cannot follow it.
 
     Args:
         file: a path (opened for appending, UTF-8, and closed by ``close()``) or an open
