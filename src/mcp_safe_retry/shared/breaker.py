@@ -176,8 +176,15 @@ class RedisCircuitBreaker:
     def record(
         self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
     ) -> None:
+        was_open = failed and self.local.state(key) is CircuitState.OPEN
         self.local.record(key, failed=failed, retry_after=retry_after, ends_call=ends_call)
         seen = self._seen.get(key)
+        opened = failed and not was_open and self.local.state(key) is CircuitState.OPEN
+        if opened and seen is not None:
+            # This process's own failures tripped it: hold back here at once, not one
+            # refresh later; the shared state read next (woken below) replaces this.
+            self._remember(key, CircuitState.OPEN, self.settings.open_duration(retry_after))
+            seen = self._seen.get(key)
         if not failed and seen is None:
             return  # a healthy server this fleet has no circuit for: nothing to send
         with self._lock:
