@@ -103,13 +103,15 @@ BREAKER_OPEN_FOR = 1.0
 
 
 def _breaker_worker(
-    url: str, redis_url: str, name: str, conn: multiprocessing.connection.Connection
+    url: str,
+    redis_url: str,
+    name: str,
+    conn: multiprocessing.connection.Connection,
+    open_for: float = BREAKER_OPEN_FOR,
 ) -> None:
     """Make one UNSAFE call per ``"call"`` received; answer with how it ended: the HTTP
     status, or ``"circuit_open"`` (with the POSTs its record counts)."""
-    breaker = RedisCircuitBreaker(
-        redis_url, name=name, refresh=BREAKER_REFRESH, open_for=BREAKER_OPEN_FOR
-    )
+    breaker = RedisCircuitBreaker(redis_url, name=name, refresh=BREAKER_REFRESH, open_for=open_for)
     transport = RetryTransport(httpx.HTTPTransport(), breaker=breaker, sleep=lambda _: None)
     with httpx.Client(transport=transport, timeout=10) as client:
         number = 0
@@ -131,25 +133,39 @@ class BreakerFleet:
     """Worker processes sharing one ``RedisCircuitBreaker`` name, over a switchable server.
 
     ``call(i)`` has worker ``i`` make one call and returns ``(how it ended, POSTs)``;
+    ``spawn()`` starts one more worker (a process that joins the fleet late);
     ``down`` switches the server between 503 to everything and healthy answers;
-    ``posts`` counts what the server received.
+    ``posts`` counts what the server received; ``url`` is the server's, ``name`` the
+    breaker's.
     """
 
-    def __init__(self, redis_url: str, workers: int = 3) -> None:
+    def __init__(
+        self, redis_url: str, workers: int = 3, *, open_for: float = BREAKER_OPEN_FOR
+    ) -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Switch)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         _Switch.posts, _Switch.down = 0, False
-        url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
-        name = f"breaker-{uuid.uuid4().hex[:8]}"
-        context = multiprocessing.get_context("spawn")
-        self._conns = []
-        self._processes = []
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
+        self.name = f"breaker-{uuid.uuid4().hex[:8]}"
+        self._redis_url = redis_url
+        self._open_for = open_for
+        self._conns: list[multiprocessing.connection.Connection] = []
+        self._processes: list[Any] = []
         for _ in range(workers):
-            ours, theirs = context.Pipe()
-            process = context.Process(target=_breaker_worker, args=(url, redis_url, name, theirs))
-            process.start()
-            self._conns.append(ours)
-            self._processes.append(process)
+            self.spawn()
+
+    def spawn(self) -> int:
+        """Start one more worker process; its number."""
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=_breaker_worker,
+            args=(self.url, self._redis_url, self.name, theirs, self._open_for),
+        )
+        process.start()
+        self._conns.append(ours)
+        self._processes.append(process)
+        return len(self._processes) - 1
 
     @property
     def posts(self) -> int:

@@ -182,3 +182,50 @@ def test_never_sends_while_open_and_never_more_probes_than_allowed(
         else:
             breaker.record(A, failed=action == "record-fail", retry_after=value)
             let_through = 0
+
+
+# -- what each trigger counts: attempts for the run, calls for the ratio (issue 19) ------
+
+
+def test_failures_a_retry_rescued_never_open_the_ratio() -> None:
+    breaker, clock = make()  # the defaults
+    for _ in range(1000):  # each call: a failed attempt, then its retry's success
+        clock.now += 0.01
+        breaker.record(A, failed=True, ends_call=False)
+        breaker.record(A, failed=False)
+    assert breaker.state(A) is CircuitState.CLOSED and breaker.allow(A)
+
+
+def test_the_ratio_counts_each_call_that_ended_failed_once() -> None:
+    breaker, _ = make(failure_threshold=100, failure_ratio=0.5, min_calls=10)
+    for i in range(9):  # 9 calls ended, 5 of them failed after two failed retries
+        if i % 2 == 0:
+            breaker.record(A, failed=True, ends_call=False)
+            breaker.record(A, failed=True, ends_call=False)
+        breaker.record(A, failed=i % 2 == 0)
+    assert breaker.allow(A)  # 19 attempts, 15 failed, but only 9 calls: too few yet
+    breaker.record(A, failed=True)  # the 10th call, failed: 6 of 10
+    assert breaker.state(A) is CircuitState.OPEN
+
+
+def test_the_run_of_failures_counts_attempts() -> None:
+    breaker, _ = make()
+    for _ in range(4):
+        breaker.record(A, failed=True, ends_call=False)
+    assert breaker.allow(A)
+    breaker.record(A, failed=True, ends_call=False)  # the 5th failed attempt in a row
+    assert breaker.state(A) is CircuitState.OPEN
+
+
+def test_a_probe_that_a_retry_would_follow_still_decides_the_circuit() -> None:
+    breaker, clock = make(open_for=10)
+    for _ in range(5):
+        breaker.record(A, failed=True)
+    clock.now += 10
+    assert breaker.allow(A)
+    breaker.record(A, failed=True, ends_call=False)  # the probe failed: open again
+    assert breaker.state(A) is CircuitState.OPEN
+    clock.now += 10
+    assert breaker.allow(A)
+    breaker.record(A, failed=False, ends_call=True)
+    assert breaker.state(A) is CircuitState.CLOSED

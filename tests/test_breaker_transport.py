@@ -446,7 +446,6 @@ def test_a_broken_stream_asks_a_budget_of_the_shells_before_its_reissue(
     assert budget.asked == 1
 
 
-
 @pytest.mark.parametrize(("mode", "kind"), MODES)
 def test_an_answer_held_when_the_breaker_refuses_an_immediate_retry_is_closed(
     mode: str, kind: type[CircuitBreaker]

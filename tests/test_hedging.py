@@ -297,9 +297,11 @@ class SharedBreaker(CircuitBreaker):
 
     counted = 0
 
-    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+    def record(
+        self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
+    ) -> None:
         self.counted += 1
-        super().record(key, failed=failed, retry_after=retry_after)
+        super().record(key, failed=failed, retry_after=retry_after, ends_call=ends_call)
 
 
 _BREAKERS = (CircuitBreaker, SharedBreaker)

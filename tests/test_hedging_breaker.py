@@ -58,9 +58,11 @@ class AskedBreaker(CircuitBreaker):
         self.asks.append("allow_async")
         return CircuitBreaker.allow(self, key)
 
-    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+    def record(
+        self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
+    ) -> None:
         self.records.append(failed)
-        super().record(key, failed=failed, retry_after=retry_after)
+        super().record(key, failed=failed, retry_after=retry_after, ends_call=ends_call)
 
 
 class AskedBudget(RetryBudget):

@@ -200,6 +200,46 @@ async def test_async_consult_never_blocks_the_event_loop(redis_server: RedisServ
     budget.close()
 
 
+def test_refunds_are_atomic_and_never_above_the_burst(redis_server: RedisServer) -> None:
+    n = name()
+    budgets = [RedisBudget(redis_server.url, name=n, burst=50) for _ in range(4)]
+    for budget in budgets:
+        for _ in range(10):
+            assert budget.allow_retry()
+    assert budgets[0].tokens == pytest.approx(10.0)
+
+    def give_back(budget: RedisBudget) -> None:
+        for _ in range(5):
+            budget.refund()
+            budget.flush()
+
+    threads = [threading.Thread(target=give_back, args=(b,)) for b in budgets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert budgets[0].tokens == pytest.approx(30.0)  # 4 x 5 given back, none lost
+    for budget in budgets:
+        for _ in range(10):
+            budget.refund()
+        budget.flush()
+    assert budgets[0].tokens == pytest.approx(50.0)  # never above the burst
+    for budget in budgets:
+        budget.close()
+
+
+def test_a_refund_while_redis_is_down_goes_to_the_local_budget(
+    redis_server: RedisServer,
+) -> None:
+    budget = RedisBudget(redis_server.url, name=name(), burst=2, retry_interval=60)
+    redis_server.kill()
+    assert budget.allow_retry() and budget.allow_retry()  # the local budget, now empty
+    assert not budget.allow_retry()
+    budget.refund()
+    assert budget.local.tokens == pytest.approx(1.0) and budget.allow_retry()
+    budget.close()
+
+
 def test_no_redis_at_all(caplog: pytest.LogCaptureFixture) -> None:
     budget = RedisBudget("redis://127.0.0.1:1/0", name="x", burst=1)
     breaker = RedisCircuitBreaker("redis://127.0.0.1:1/0", name="x", failure_threshold=1)
@@ -251,6 +291,86 @@ def test_a_trip_in_one_process_holds_back_the_others_and_a_probe_closes_it(
     assert a.state(A) is CircuitState.CLOSED
     a.close()
     b.close()
+
+
+def test_the_first_check_for_a_server_reads_redis(
+    redis_server: RedisServer, client: redis.Redis
+) -> None:
+    n = name()
+    a = RedisCircuitBreaker(redis_server.url, name=n, refresh=600)
+    for _ in range(5):
+        a.record(A, failed=True)
+    a.refresh()  # the fleet's circuit for A is open
+    assert a.allow(B)  # (the script a first check runs is loaded in Redis now)
+    late = RedisCircuitBreaker(redis_server.url, name=n, refresh=600)  # nothing read yet
+    before = round_trips(client)
+    assert not late.allow(A)  # its first check read Redis: held back
+    assert late.state(A) is CircuitState.OPEN and late.retry_in(A) is not None
+    assert late.allow(B)  # a closed circuit: one round trip too...
+    assert [late.allow(A) for _ in range(5)] == [False] * 5  # ...and then none
+    assert all(late.allow(B) for _ in range(5))
+    assert round_trips(client) - before == 2
+    a.close()
+    late.close()
+
+
+def test_a_first_check_redis_cannot_answer_uses_the_local_state(
+    redis_server: RedisServer,
+) -> None:
+    clock = Clock()
+    n = name()
+    breaker = RedisCircuitBreaker(
+        redis_server.url, name=n, timeout=0.2, retry_interval=60, refresh=600, clock=clock
+    )
+    redis_server.pause()
+    try:
+        started = time.monotonic()
+        assert breaker.allow(A)  # the local breaker's answer, after one timeout at most
+        assert time.monotonic() - started < 5  # a hang guard, not a performance figure
+        assert breaker.allow(A) and breaker.link.down  # no more waiting while it is down
+    finally:
+        redis_server.resume()
+    other = RedisCircuitBreaker(redis_server.url, name=n, refresh=600)
+    for _ in range(5):
+        other.record(A, failed=True)
+    other.refresh()  # the fleet's circuit opens meanwhile
+    clock.now += 60  # Redis may be tried again
+    breaker.refresh()  # the background read: A was kept to be read with the others
+    assert breaker.state(A) is CircuitState.OPEN
+    breaker.close()
+    other.close()
+
+
+@pytest.mark.anyio
+async def test_an_async_first_check_reads_redis_off_the_event_loop(
+    redis_server: RedisServer,
+) -> None:
+    n = name()
+    a = RedisCircuitBreaker(redis_server.url, name=n, refresh=600)
+    for _ in range(5):
+        a.record(A, failed=True)
+    await anyio.to_thread.run_sync(a.refresh)
+    late = RedisCircuitBreaker(redis_server.url, name=n, refresh=600, timeout=0.5)
+    assert not await late.allow_async(A)
+    redis_server.pause()
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.01)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            assert await late.allow_async(B)  # Redis hung: the local answer, from a thread
+            tg.cancel_scope.cancel()
+    finally:
+        redis_server.resume()
+    assert ticks >= 10  # the loop kept running through the 0.5 s timeout
+    await anyio.to_thread.run_sync(a.close)
+    await anyio.to_thread.run_sync(late.close)
 
 
 def test_the_background_refresh_spreads_a_trip(redis_server: RedisServer) -> None:
@@ -306,24 +426,48 @@ def test_breaker_falls_back_when_redis_hangs(
     breaker.close()
 
 
-_STEPS = st.lists(st.booleans(), min_size=1, max_size=30)
+_STEPS = st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=30)
 
 
 @settings(max_examples=25, deadline=None)
 @given(steps=_STEPS)
-def test_the_lua_breaker_follows_the_local_one(steps: list[bool]) -> None:
+def test_the_lua_breaker_follows_the_local_one(steps: list[tuple[bool, bool]]) -> None:
     binary = redis_server_binary()
     assert binary is not None
     server = _SHARED_SERVER.get(binary)
     kwargs = {"failure_threshold": 4, "min_calls": 6, "failure_ratio": 0.6, "open_for": 60}
     local = CircuitBreaker(**kwargs)  # type: ignore[arg-type]
     shared = RedisCircuitBreaker(server.url, name=name(), refresh=600, **kwargs)  # type: ignore[arg-type]
-    for failed in steps:
-        local.record(A, failed=failed)
-        shared.record(A, failed=failed)
+    for failed, ends_call in steps:  # attempts, some of them followed by a retry
+        local.record(A, failed=failed, ends_call=ends_call)
+        shared.record(A, failed=failed, ends_call=ends_call)
         shared.refresh()
         assert shared.state(A) is local.state(A)
     shared.close()
+
+
+def test_a_batch_counts_calls_for_the_ratio_and_attempts_for_the_run(
+    redis_server: RedisServer,
+) -> None:
+    """The background thread sends what was recorded since its last send in one script."""
+    kwargs = {"failure_threshold": 5, "min_calls": 10, "failure_ratio": 0.5}
+    rescued = RedisCircuitBreaker(redis_server.url, name=name(), refresh=600, **kwargs)  # type: ignore[arg-type]
+    assert rescued.allow(A)
+    for _ in range(40):  # each call: a failed attempt, then its retry's success
+        rescued.record(A, failed=True, ends_call=False)
+        rescued.record(A, failed=False)
+    rescued.refresh()
+    assert rescued.state(A) is CircuitState.CLOSED
+    failing = RedisCircuitBreaker(redis_server.url, name=name(), refresh=600, **kwargs)  # type: ignore[arg-type]
+    assert failing.allow(A)
+    for i in range(10):  # 10 calls, half of them failed after a failed attempt each
+        failing.record(A, failed=i % 2 == 1, ends_call=False)
+        failing.record(A, failed=i % 2 == 1)
+    failing.refresh()
+    other = RedisCircuitBreaker(redis_server.url, name=failing.name, refresh=600)
+    assert not other.allow(A)  # what Redis holds: open
+    for breaker in (rescued, failing, other):
+        breaker.close()
 
 
 class _Shared:

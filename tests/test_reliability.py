@@ -193,6 +193,20 @@ def test_grpc_budget_refills_with_successes() -> None:
     assert budget.allow_retry() and budget.tokens == 6.0
 
 
+def test_a_refund_gives_back_one_retry_and_never_more_than_the_burst() -> None:
+    budget = RetryBudget(burst=2)
+    assert budget.allow_retry() and budget.allow_retry() and not budget.allow_retry()
+    budget.refund()  # a retry allowed, then held back by the breaker
+    assert budget.tokens == 1.0 and budget.allow_retry()
+    for _ in range(5):
+        budget.refund()
+    assert budget.tokens == 2.0
+    grpc = RetryBudget.grpc(max_tokens=4, token_ratio=1)
+    grpc.record(failed=True)
+    grpc.refund()  # allowing a retry took nothing here: nothing to give back
+    assert grpc.tokens == 3.0
+
+
 def test_one_budget_shared_by_two_transports() -> None:
     budget = RetryBudget(burst=4)
     a = RetryTransport(Script(status_reply(503)), sleep=no_sleep, budget=budget)

@@ -5,9 +5,17 @@ counts only transport-layer failures, as the engine's ``is_transient`` tells the
 error, a JSON-RPC error or an invalid answer comes from a working server and counts as a
 success here.
 
+Two triggers, each with its own unit. The run of failures in a row counts attempts (every
+POST sent), so a server that is down opens the circuit within ``failure_threshold`` failed
+attempts. The failure ratio counts calls as their callers saw them: a call that ended in
+success (or in an answer from a working server) is one success however many of its
+attempts failed, a call that ended failed after its retries is one failure, and an attempt
+that a retry or another copy followed counts in the ratio not at all. So failures that the
+calls' own retries rescued never open the circuit.
+
 - **closed**: requests go. It opens after ``failure_threshold`` transient failures in a row,
-  or when at least ``min_calls`` outcomes in the last ``window`` seconds hold a share of
-  failures of at least ``failure_ratio``.
+  or when at least ``min_calls`` calls ended in the last ``window`` seconds, a share of at
+  least ``failure_ratio`` of them failed.
 - **open**: requests are held back for ``open_for`` seconds (longer if the failure that
   tripped it carried a larger Retry-After, up to ``max_open_for``).
 - **half-open**: then up to ``probes`` requests go through; a success closes the circuit, a
@@ -16,8 +24,9 @@ success here.
 Which method a shell calls, per request with a JSON-RPC id:
 - before sending, a sync shell calls ``allow(key)``; an async shell awaits
   ``allow_async(key)``. False: send nothing, end the call with ``Outcome.CIRCUIT_OPEN``.
-- after each attempt that was sent, both call ``record(key, failed=..., retry_after=...)``
-  (never blocks); ``failed`` is ``is_transient(policy, classification)``.
+- after each attempt that was sent, both call ``record(key, failed=..., retry_after=...,
+  ends_call=...)`` (never blocks); ``failed`` is ``is_transient(policy, classification)``,
+  ``ends_call`` False when a retry or another copy of the call follows it.
 """
 
 from __future__ import annotations
@@ -98,7 +107,8 @@ class BreakerSettings:
 
 
 def should_trip(settings: BreakerSettings, consecutive: int, calls: int, failures: int) -> bool:
-    """Whether a closed circuit opens, given its run of failures and its window's counts."""
+    """Whether a closed circuit opens, given its run of failed attempts and its window's
+    counts of ended calls and of those that failed."""
     if consecutive >= settings.failure_threshold:
         return True
     return calls >= settings.min_calls and failures >= settings.failure_ratio * calls
@@ -117,8 +127,13 @@ class Breaker(Protocol):
     async def allow_async(self, key: str) -> bool:
         """The same answer for async shells, awaited: never blocks the event loop."""
 
-    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
-        """An attempt to ``key`` ended; ``failed`` when it was a transient failure."""
+    def record(
+        self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
+    ) -> None:
+        """An attempt to ``key`` ended; ``failed`` when it was a transient failure.
+        ``ends_call``: its call ends with it (no retry, no other copy follows), so its
+        outcome is the call's and counts in the failure ratio; every attempt counts in the
+        run of failures in a row."""
 
 
 BUCKETS = 10
@@ -142,9 +157,10 @@ class CircuitBreaker(Live):
     (to share circuits across processes, use ``mcp_safe_retry.redis.RedisCircuitBreaker``).
 
     Args:
-        failure_threshold: transient failures in a row that open a circuit.
-        failure_ratio: share of failures in the window that opens it...
-        min_calls: ...once the window holds at least this many outcomes.
+        failure_threshold: failed attempts in a row that open a circuit.
+        failure_ratio: share of calls in the window that ended failed (after their
+            retries) that opens it...
+        min_calls: ...once at least this many calls ended in the window.
         window: seconds the ratio looks back.
         open_for: seconds a circuit stays open before probing.
         max_open_for: the longest a Retry-After may hold it open.
@@ -219,7 +235,9 @@ class CircuitBreaker(Live):
     async def allow_async(self, key: str) -> bool:
         return self.allow(key)
 
-    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
+    def record(
+        self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
+    ) -> None:
         with self._lock:
             circuit = self._circuits.get(key)
             if circuit is None:
@@ -243,7 +261,8 @@ class CircuitBreaker(Live):
                     circuit.until = max(circuit.until, now + settings.open_duration(retry_after))
                 return
             circuit.consecutive = circuit.consecutive + 1 if failed else 0
-            calls, failures = _count(circuit.buckets, now, settings.window, failed)
+            outcome = failed if ends_call else None  # the ratio counts calls, not attempts
+            calls, failures = _count(circuit.buckets, now, settings.window, outcome)
             if failed and should_trip(settings, circuit.consecutive, calls, failures):
                 self._open(circuit, now, retry_after)
 
@@ -267,13 +286,15 @@ class CircuitBreaker(Live):
 
 
 def _count(
-    buckets: dict[int, list[int]], now: float, window: float, failed: bool
+    buckets: dict[int, list[int]], now: float, window: float, failed: bool | None
 ) -> tuple[int, int]:
-    """Add one outcome to the window's buckets; the window's (calls, failures) after it."""
+    """Add one call's outcome to the window's buckets (None: none, an attempt that did not
+    end its call); the window's (calls, failures) after it."""
     current = math.floor(now * BUCKETS / window)
     for number in [n for n in buckets if n <= current - BUCKETS]:
         del buckets[number]
-    bucket = buckets.setdefault(current, [0, 0])
-    bucket[0] += 1
-    bucket[1] += failed
+    if failed is not None:
+        bucket = buckets.setdefault(current, [0, 0])
+        bucket[0] += 1
+        bucket[1] += failed
     return sum(b[0] for b in buckets.values()), sum(b[1] for b in buckets.values())

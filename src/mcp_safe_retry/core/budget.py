@@ -20,7 +20,9 @@ Which method a shell calls:
   ``record(failed=...)``; it never blocks (a shared budget batches it);
 - before a retry, a sync shell calls ``allow_retry()``; an async shell awaits
   ``allow_retry_async()``. A shared budget may make one bounded round trip there, which the
-  async variant never makes on the event loop.
+  async variant never makes on the event loop;
+- when a retry or a hedge the budget allowed is not sent after all (the circuit breaker
+  held it back), the call gives its token back: ``refund()``, which never blocks.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ EPSILON = 1e-9
 @runtime_checkable
 class Budget(Protocol):
     """What the shells need from a budget; ``mcp_safe_retry.redis.RedisBudget`` implements
-    the same three methods over shared storage."""
+    the same three methods over shared storage. A budget that also has ``refund()`` gets
+    back the token of a retry or hedge it allowed that was then not sent."""
 
     def record(self, *, failed: bool) -> None:
         """One attempt ended: ``failed`` when it was a transient failure. Never blocks."""
@@ -107,6 +110,12 @@ class RetryBudget(Live):
     async def allow_retry_async(self) -> bool:
         return self.allow_retry()
 
+    def refund(self) -> None:
+        """Give back the token of a retry ``allow_retry`` granted that was not sent (never
+        above ``burst``)."""
+        with self._lock:
+            self._tokens = min(self.burst, self._tokens + 1.0)
+
     def __repr__(self) -> str:
         return f"RetryBudget(tokens={self._tokens:.2f}/{self.burst:g})"
 
@@ -154,6 +163,9 @@ class GrpcBudget(Live):
 
     async def allow_retry_async(self) -> bool:
         return self.allow_retry()
+
+    def refund(self) -> None:
+        """Nothing to give back: allowing a retry takes no token here."""
 
     def __repr__(self) -> str:
         return f"GrpcBudget(tokens={self._tokens:.2f}/{self.max_tokens:g})"

@@ -66,7 +66,7 @@ from .renewing import Renewing
 from .session import SESSION_HEADER
 from .sse import encode_event
 from .stream import StreamTracker
-from .tally import asked_wait, tally
+from .tally import asked_wait, counted, refund, told
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -128,6 +128,7 @@ class Call(Renewing, Ledger):
     _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
+    _spent = False  # the budget gave a token for the retry planned, not sent yet (i19)
     # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
     # with a fate; hedges use up no retries.
     _hedged = False
@@ -187,6 +188,7 @@ class Call(Renewing, Ledger):
         """The breaker's answer to an ``Admit``: send, or end the call unsent."""
         if allowed:
             return self._send()
+        self._give_back()  # a retry held back: its budget token goes back (i19)
         admit = self._admit
         assert admit is not None  # an Admit was asked
         retry_in = getattr(admit.breaker, "retry_in", None)
@@ -364,6 +366,7 @@ class Call(Renewing, Ledger):
 
     def _stop_planned(self, stop: Decision, now: float) -> None:
         """The retry the last attempt planned is never sent: the call ends with it."""
+        self._give_back()  # (i19)
         last = self._attempts[-1]
         self._attempts[-1] = last._replace(decision=stop)
         self.done = True
@@ -433,6 +436,8 @@ class Call(Renewing, Ledger):
         self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
 
     def _send(self) -> Send:
+        if self._spent:  # the retry's token is used (i19)
+            self._spent = False
         self._sent_at = self._engine.clock()
         self._in_flight = True
         self._head = None
@@ -468,6 +473,12 @@ class Call(Renewing, Ledger):
         assert replay is not None  # a Consult was asked
         self._answered, self._stop = True, stop
         return replay()
+
+    def _give_back(self) -> None:
+        """The retry the budget gave a token for is not sent: the token goes back (i19)."""
+        if self._spent:
+            self._spent = False
+            refund(self._engine)
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -531,13 +542,17 @@ class Call(Renewing, Ledger):
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:
                 return _ASK_BUDGET  # nothing counted yet: the shell asks, this is replayed
-            tally(engine, self._admit, classification, retry_after)
+            failed = counted(engine, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
                 if decision.retry and self._stop is not None:
                     decision = self._stop
             elif decision.retry and not engine.budget.allow_retry():
                 decision = _THROTTLED
+            # i19: the breaker's ratio counts the call once, when no retry follows.
+            told(self._admit, failed, retry_after, ends_call=not decision.retry)
+            if decision.retry:
+                self._spent = True
         return self._record(
             decision,
             classification,

@@ -72,6 +72,8 @@ class Engine:
         # any other (a shared one) is asked by the shell, through a command (awaited by an
         # async shell, so that a round trip never blocks its event loop).
         self.consult = None if type(self.budget) in _LOCAL_BUDGETS else Consult(self.budget)
+        # Gives back a token granted for a retry or hedge the breaker then held back.
+        self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = type(breaker) is CircuitBreaker
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures

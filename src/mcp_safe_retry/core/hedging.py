@@ -26,7 +26,7 @@ from .kinds import ErrorKind
 from .latency import hedge_delay
 from .records import RetryOrigin
 from .servers import server_key
-from .tally import asked_wait, tally
+from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -113,6 +113,7 @@ class Hedging:
         self._first_origin = call.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
+        self._token = False  # a budget token taken for a hedge not sent yet
 
     def start(self) -> Turn:
         """The first copy, under the caller's id, once the breaker admits it as it would the
@@ -157,6 +158,7 @@ class Hedging:
         if not allowed:
             self._stop_hedging()
             return None
+        self._token = True  # spent on this hedge: given back if it is not sent
         admit = self.call.admit
         if admit is None:
             return self._send_hedge()
@@ -167,6 +169,7 @@ class Hedging:
     def hedge_admitted(self, allowed: bool) -> Launch | None:
         """The breaker's answer for the hedge ``hedge`` asked it about."""
         if not allowed:
+            self._give_back()
             self._stop_hedging()
             return None
         return self._send_hedge()
@@ -175,6 +178,17 @@ class Hedging:
         due = self._race.hedge_at()
         return due is not None and self._engine.clock() >= due
 
+    def hedge_unsent(self) -> None:
+        """The shell stopped asking about a hedge (a copy settled the call meanwhile): a
+        token the budget gave for it goes back."""
+        self._give_back()
+
+    def _give_back(self) -> None:
+        """The hedge the budget allowed is not sent: its token goes back."""
+        if self._token:
+            self._token = False
+            refund(self._engine)
+
     def _stop_hedging(self) -> None:
         """The budget or the breaker said no: the race goes on with the copies in flight."""
         self.race = self._race.stop_hedging()
@@ -182,7 +196,9 @@ class Hedging:
     def _send_hedge(self) -> Launch | None:
         """The hedge, unless the race moved on while the budget or breaker was asked."""
         if not self._due():
+            self._give_back()
             return None
+        self._token = False
         race = self._race
         now = self._engine.clock()
         wire_id = self._engine.fresh_id()
@@ -269,7 +285,7 @@ class Hedging:
             return _WAIT
         if step.verdict is Verdict.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, engine.wall_clock)
-            tally(engine, self.call.admit, classification, retry_after)
+            tally(engine, self.call.admit, classification, retry_after, ends_call=False)
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)

@@ -2,7 +2,9 @@
 
 Every POST that was sent and ended (a plain attempt, a retry, or a copy of a hedged call
 that met its own answer or failure) is counted exactly once, here; a copy cancelled by us
-(it lost, or its call was abandoned) is counted by neither.
+(it lost, or its call was abandoned) is counted by neither. The breaker also hears whether
+the call ends with it (its failure ratio counts calls, not attempts). A token the budget
+gave for a retry or a hedge that was then not sent goes back to it (``refund``).
 """
 
 from __future__ import annotations
@@ -18,18 +20,41 @@ if TYPE_CHECKING:
     from .commands import Admit
     from .engine import Engine
 
-__all__ = ["asked_wait", "tally"]
+__all__ = ["asked_wait", "counted", "refund", "tally", "told"]
+
+
+def counted(engine: Engine, classification: Classification) -> bool:
+    """Count one sent POST's ending with the budget; whether it was a transient failure."""
+    failed = is_transient(engine.policy, classification)
+    engine.budget.record(failed=failed)
+    return failed
+
+
+def told(admit: Admit | None, failed: bool, retry_after: float | None, *, ends_call: bool) -> None:
+    """Tell the breaker asked before the POST (``admit``, None without one) how it ended;
+    ``retry_after`` keeps an opening circuit open longer; ``ends_call`` False when a retry
+    or another copy of the call follows it."""
+    if admit is not None:
+        admit.breaker.record(admit.key, failed=failed, retry_after=retry_after, ends_call=ends_call)
 
 
 def tally(
-    engine: Engine, admit: Admit | None, classification: Classification, retry_after: float | None
+    engine: Engine,
+    admit: Admit | None,
+    classification: Classification,
+    retry_after: float | None,
+    *,
+    ends_call: bool,
 ) -> None:
-    """Count one sent POST's ending: with the budget, and with the breaker asked before it
-    (``admit``, None without one); ``retry_after`` keeps an opening circuit open longer."""
-    failed = is_transient(engine.policy, classification)
-    engine.budget.record(failed=failed)
-    if admit is not None:
-        admit.breaker.record(admit.key, failed=failed, retry_after=retry_after)
+    """Count one sent POST's ending with the budget and the breaker (``counted``, ``told``)."""
+    told(admit, counted(engine, classification), retry_after, ends_call=ends_call)
+
+
+def refund(engine: Engine) -> None:
+    """Give the budget back a token it granted for a retry or a hedge that was not sent."""
+    give_back = engine.refund
+    if give_back is not None:
+        give_back()
 
 
 def asked_wait(head: Head, wall_clock: Callable[[], float]) -> float | None:

@@ -35,10 +35,12 @@ class _Seen:
 class _Pending:
     """Outcomes recorded here and not yet sent."""
 
-    ok: int = 0
+    ok: int = 0  # attempts
     failed: int = 0
-    tail: int = 0  # failures after the last success
+    tail: int = 0  # failed attempts after the last success
     retry_after: float = -1.0
+    calls: int = 0  # calls that ended (the failure ratio's unit)
+    calls_failed: int = 0
 
 
 class RedisCircuitBreaker(Live):
@@ -48,9 +50,12 @@ class RedisCircuitBreaker(Live):
 
     The success path makes no blocking round trip: ``allow()`` answers from the shared state
     last read, and a background thread sends the outcomes ``record()`` counted and reads the
-    state again every ``refresh`` seconds (at once after a failure). Only a probe, when an
-    open circuit's time is up, costs one round trip: ``allow()`` blocks for it (at most
-    ``timeout``); ``allow_async()`` runs it in a worker thread. While Redis is down, hung or
+    state again every ``refresh`` seconds (at once after a failure). Two checks cost one round
+    trip: the first for a server key in this process (so a process started while the fleet's
+    circuit is open sends nothing), and a probe, when an open circuit's time is up.
+    ``allow()`` blocks for it (at most ``timeout``); ``allow_async()`` runs it in a worker
+    thread (a plain ``allow()`` made on an event loop answers from the local breaker
+    instead). While Redis is down, hung or
     unreachable, a local ``CircuitBreaker`` fed with the same outcomes answers instead (logged
     once); the shared state resumes when Redis answers again. Redis holds a hash of each
     server key, never the key itself.
@@ -149,6 +154,7 @@ class RedisCircuitBreaker(Live):
         if known is not None:
             return known
         if on_event_loop():  # a shell that should have awaited allow_async(): never block
+            self._watch(key)
             return self.local.allow(key)
         return self._probe(key)
 
@@ -160,23 +166,32 @@ class RedisCircuitBreaker(Live):
 
     def _known(self, key: str) -> bool | None:
         """The answer without a round trip (the local breaker's while Redis is down, or the
-        shared state last read); None when the circuit is due a probe, which Redis grants."""
+        shared state last read); None when Redis must be asked: the first check for this
+        key (its shared state is not known yet), or a probe due, which Redis grants."""
         self._ticker.ensure_started()
         if not self.link.up:
             return self.local.allow(key)
         seen = self._seen.get(key)
         if seen is None:
-            self._remember(key, CircuitState.CLOSED, 0.0)  # read with the others from now on
-            return True
+            return None
         if seen.state is CircuitState.CLOSED:
             return True
         if self.clock() < seen.until:
             return False
         return None
 
-    def record(self, key: str, *, failed: bool, retry_after: float | None = None) -> None:
-        self.local.record(key, failed=failed, retry_after=retry_after)
+    def record(
+        self, key: str, *, failed: bool, retry_after: float | None = None, ends_call: bool = True
+    ) -> None:
+        was_open = failed and self.local.state(key) is CircuitState.OPEN
+        self.local.record(key, failed=failed, retry_after=retry_after, ends_call=ends_call)
         seen = self._seen.get(key)
+        opened = failed and not was_open and self.local.state(key) is CircuitState.OPEN
+        if opened and seen is not None:
+            # This process's own failures tripped it: hold back here at once, not one
+            # refresh later; the shared state read next (woken below) replaces this.
+            self._remember(key, CircuitState.OPEN, self.settings.open_duration(retry_after))
+            seen = self._seen.get(key)
         if not failed and seen is None:
             return  # a healthy server this fleet has no circuit for: nothing to send
         with self._lock:
@@ -191,22 +206,35 @@ class RedisCircuitBreaker(Live):
             else:
                 pending.ok += 1
                 pending.tail = 0
+            if ends_call:
+                pending.calls += 1
+                pending.calls_failed += failed
         if failed or (seen is not None and seen.state is not CircuitState.CLOSED):
             self._ticker.wake()  # a trip, or a probe's answer: tell the fleet now
         else:
             self._ticker.ensure_started()
 
     def _probe(self, key: str) -> bool:
+        """Ask Redis (one round trip, at most ``timeout``): a probe's slot, or the shared
+        state of a circuit seen here for the first time (granting a probe if one is due)."""
         script = self.link.script(lua.ALLOW)
         reply = self.link.run(
             lambda client: script(keys=[self.redis_key(key)], args=self._args, client=client)
         )
         if reply is None:
+            self._watch(key)
             return self.local.allow(key)
         allowed, state, wait_ms = (int(x) for x in reply)
         # A probe let through: ask again next time (the slot is this call's).
         self._remember(key, _STATES[state], 0.0 if allowed else wait_ms / 1000)
         return bool(allowed)
+
+    def _watch(self, key: str) -> None:
+        """A circuit Redis could not be asked about now: taken as closed, and read with the
+        others in the background from now on (as every circuit was before its first check
+        read Redis)."""
+        if key not in self._seen:
+            self._remember(key, CircuitState.CLOSED, 0.0)
 
     def _remember(self, key: str, state: CircuitState, wait: float) -> None:
         with self._lock:
@@ -245,6 +273,8 @@ class RedisCircuitBreaker(Live):
                     str(p.failed),
                     str(p.tail),
                     str(round(p.retry_after * 1000)) if p.retry_after >= 0 else "-1",
+                    str(p.calls),
+                    str(p.calls_failed),
                 ]
                 script(keys=[self.redis_key(key)], args=args, client=pipe)
             return pipe.execute()

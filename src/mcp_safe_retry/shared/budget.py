@@ -110,6 +110,20 @@ class RedisBudget(Live):
         allowed = self._spend(want=True)
         return self.local.allow_retry() if allowed is None else allowed
 
+    def refund(self) -> None:
+        """Give back the token of a retry or hedge this budget allowed that was then not sent
+        (the breaker held it back). Never blocks: the token is added to the credit sent by
+        the background thread, woken now, in the same atomic script as every credit (never
+        above ``burst``); to the local budget while Redis is down, as it would have been
+        spent there."""
+        if not self.link.up:
+            self.local.refund()
+            return
+        with self._lock:
+            self._credit += 1.0
+            self._shared = min(self.burst, self._shared + 1.0)
+        self._ticker.wake()
+
     def _allow_without_waiting(self) -> bool:
         """Called on an event loop by a shell that does not await ``allow_retry_async()``:
         answer from the shared count last read, and send the spend with the next flush."""

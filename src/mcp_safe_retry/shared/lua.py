@@ -3,9 +3,9 @@
 They follow the local breaker step for step (a test drives both with the same outcomes and
 compares them). Time is Redis's own (``TIME``), in milliseconds, so hosts never compare
 their clocks. ARGV[1..8] are the settings (``settings_args``); a circuit is one hash:
-``s`` state (0 closed, 1 open, 2 half-open), ``c`` failures in a row, ``u`` until (ms),
-``p`` probes out, and per window bucket i: ``e<i>`` its number, ``n<i>`` calls, ``f<i>``
-failures.
+``s`` state (0 closed, 1 open, 2 half-open), ``c`` failed attempts in a row, ``u`` until
+(ms), ``p`` probes out, and per window bucket i: ``e<i>`` its number, ``n<i>`` calls that
+ended, ``f<i>`` of them those that ended failed.
 """
 
 from __future__ import annotations
@@ -40,10 +40,13 @@ local buckets = {BUCKETS}
 RECORD = (
     _PRELUDE
     + """
--- ARGV[9..12]: successes, failures, failures after the batch's last success, the largest
--- Retry-After in ms (-1: none). KEYS[1]: the circuit.
+-- ARGV[9..14]: attempts that succeeded, attempts that failed, failed attempts after the
+-- batch's last success, the largest Retry-After in ms (-1: none), calls that ended, calls
+-- that ended failed. Attempts feed the run of failures (c), calls the window.
+-- KEYS[1]: the circuit.
 local nok, nfail, tail, ra = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]),
   tonumber(ARGV[12])
+local ncalls, ncallfail = tonumber(ARGV[13]), tonumber(ARGV[14])
 local h = redis.call('HMGET', KEYS[1], 's', 'c', 'u')
 if not h[1] and nfail == 0 then return {0, 0} end
 local s, c, u = tonumber(h[1]) or 0, tonumber(h[2]) or 0, tonumber(h[3]) or 0
@@ -78,7 +81,7 @@ else
   end
   local b = redis.call('HMGET', KEYS[1], unpack(fields))
   local slot = cur % buckets
-  local sn, sf, calls, fails = nok + nfail, nfail, 0, 0
+  local sn, sf, calls, fails = ncalls, ncallfail, 0, 0
   for i = 0, buckets - 1 do
     local e = tonumber(b[3 * i + 1]) or -1
     local n, f = tonumber(b[3 * i + 2]) or 0, tonumber(b[3 * i + 3]) or 0

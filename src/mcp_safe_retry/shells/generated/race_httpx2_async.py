@@ -131,6 +131,8 @@ class _Racing:
         self._asking = None
         if isinstance(ask, Launch):
             self._launch(ask)
+        else:  # none, or stopped asking: a token taken for it goes back
+            hedging.hedge_unsent()
 
     def cancelled_by_caller(self) -> None:
         """The caller's own ``notifications/cancelled`` named this call: stop every copy."""
