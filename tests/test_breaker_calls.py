@@ -143,7 +143,7 @@ def _local(_: RedisServer | None) -> Breaker:
 
 def _shared(server: RedisServer | None) -> Breaker:
     assert server is not None
-    return RedisCircuitBreaker(server.url, name=f"i19-{uuid.uuid4().hex[:8]}")
+    return RedisCircuitBreaker(server.url, name=f"calls-{uuid.uuid4().hex[:8]}")
 
 
 BREAKERS = [
@@ -209,7 +209,7 @@ class _Tokens:
         if server is None:
             self.budget = RetryBudget()
         else:
-            self.budget = RedisBudget(server.url, name=f"i19-{uuid.uuid4().hex[:8]}")
+            self.budget = RedisBudget(server.url, name=f"calls-{uuid.uuid4().hex[:8]}")
 
     def count(self) -> float:
         budget = self.budget

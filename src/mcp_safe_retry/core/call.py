@@ -128,7 +128,7 @@ class Call(Renewing, Ledger):
     _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
-    _spent = False  # the budget gave a token for the retry planned, not sent yet (i19)
+    _spent = False  # the budget gave a token for the retry planned, not sent yet
     # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
     # with a fate; hedges use up no retries.
     _hedged = False
@@ -188,7 +188,7 @@ class Call(Renewing, Ledger):
         """The breaker's answer to an ``Admit``: send, or end the call unsent."""
         if allowed:
             return self._send()
-        self._give_back()  # a retry held back: its budget token goes back (i19)
+        self._give_back()  # a retry held back: its budget token goes back
         admit = self._admit
         assert admit is not None  # an Admit was asked
         retry_in = getattr(admit.breaker, "retry_in", None)
@@ -366,7 +366,7 @@ class Call(Renewing, Ledger):
 
     def _stop_planned(self, stop: Decision, now: float) -> None:
         """The retry the last attempt planned is never sent: the call ends with it."""
-        self._give_back()  # (i19)
+        self._give_back()
         last = self._attempts[-1]
         self._attempts[-1] = last._replace(decision=stop)
         self.done = True
@@ -436,7 +436,7 @@ class Call(Renewing, Ledger):
         self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
 
     def _send(self) -> Send:
-        if self._spent:  # the retry's token is used (i19)
+        if self._spent:  # the retry's token is used
             self._spent = False
         self._sent_at = self._engine.clock()
         self._in_flight = True
@@ -475,7 +475,7 @@ class Call(Renewing, Ledger):
         return replay()
 
     def _give_back(self) -> None:
-        """The retry the budget gave a token for is not sent: the token goes back (i19)."""
+        """The retry the budget gave a token for is not sent: the token goes back."""
         if self._spent:
             self._spent = False
             refund(self._engine)
@@ -549,7 +549,7 @@ class Call(Renewing, Ledger):
                     decision = self._stop
             elif decision.retry and not engine.budget.allow_retry():
                 decision = _THROTTLED
-            # i19: the breaker's ratio counts the call once, when no retry follows.
+            # The breaker's ratio counts the call once, when no retry follows.
             told(self._admit, failed, retry_after, ends_call=not decision.retry)
             if decision.retry:
                 self._spent = True
