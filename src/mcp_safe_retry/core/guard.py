@@ -49,6 +49,9 @@ DUPLICATE_HELD_KIND = "duplicate_held"
 """The ``error_kind`` of an attempt the guard held (as ``circuit_open`` is the breaker's)."""
 
 
+_SUCCESS = Outcome.TOOL_SUCCESS  # answered: with nothing remembered, nothing to forget
+
+
 class Verdict(StrEnum):
     """What the guard did with a call that repeats one that may have run."""
 
@@ -189,6 +192,8 @@ class GuardTable:
     ) -> None:
         """A watched call ended: remember it if it may have run, forget the earlier one if
         it was answered; a call never sent (held, refused) changes nothing."""
+        if final.outcome is _SUCCESS and not self._calls:  # the common case: nothing to do
+            return
         delivery = call_delivery(attempts)
         if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not self._calls):
             return
