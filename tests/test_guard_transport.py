@@ -16,6 +16,8 @@ import anyio
 import httpx
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcp_safe_retry
 from mcp_safe_retry import (
@@ -382,18 +384,48 @@ def test_the_hold_ends_with_the_window(lib: str, mode: str) -> None:
 # -- with the breaker, the budget, a session, another transport --------------------------
 
 
+class AskedBreaker(CircuitBreaker):
+    """A breaker the shells ask through ``Admit`` (as they would a shared one): counted."""
+
+    asked = 0
+
+    def allow(self, key: str) -> bool:
+        self.asked += 1
+        return super().allow(key)
+
+    async def allow_async(self, key: str) -> bool:
+        return self.allow(key)
+
+
+class AskedBudget(RetryBudget):
+    """A budget the shells ask through ``Consult`` (as they would a shared one): counted."""
+
+    asked = 0
+
+    def allow_retry(self) -> bool:
+        self.asked += 1
+        return super().allow_retry()
+
+    async def allow_retry_async(self) -> bool:
+        return self.allow_retry()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["own", "asked"])
 @pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
-def test_with_the_breaker_and_the_budget(lib: str, mode: str) -> None:
+def test_with_the_breaker_and_the_budget(lib: str, mode: str, shared: bool) -> None:
     clock = Clock()
-    breaker = CircuitBreaker(clock=clock, failure_threshold=2)
-    budget = RetryBudget()
+    kind, budget_kind = (AskedBreaker, AskedBudget) if shared else (CircuitBreaker, RetryBudget)
+    breaker = kind(clock=clock, failure_threshold=2)
+    budget = budget_kind()
     server = Server(lib, "read", "ok")
     client = Client(lib, mode, server, breaker=breaker, budget=budget)
     client.outcome(charge(1))
-    tokens = budget.tokens
+    tokens, asked = budget.tokens, getattr(breaker, "asked", 0)
     for id in (2, 3, 4):  # held: never a failure the breaker counts, never a token spent
         assert was_held(client.outcome(charge(id)))
     assert breaker.state(breaker_key()) == "closed" and budget.tokens == tokens
+    assert getattr(breaker, "asked", 0) == asked  # held before the breaker is asked
+    assert getattr(budget, "asked", 0) == 0
     # A call the open breaker holds was not sent either: the earlier call still holds.
     breaker.record(breaker_key(), failed=True)
     breaker.record(breaker_key(), failed=True)
@@ -475,3 +507,40 @@ def test_every_flavour_exports_its_duplicate_error() -> None:
     assert issubclass(mcp_safe_retry.DuplicateCallError, httpx.TransportError)
     assert issubclass(mcp_httpx2.DuplicateCallError, httpx2.TransportError)
     assert "DuplicateCallError" in mcp_httpx2.__all__
+
+
+MAY_RUN = {"read", "protocol", "timeout", "cut", 500, 502}
+ANSWERS = {"ok", "tool_error", "rpc_error", 503, 429, 400}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b"]),
+            st.sampled_from(sorted(MAY_RUN | ANSWERS | {"connect"}, key=str)),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_a_call_is_held_exactly_while_its_last_sent_attempt_may_have_run(
+    calls: list[tuple[str, Step, bool]],
+) -> None:
+    """A model of the guard: per arguments, whether the newest sent call may have run."""
+    server = Server("httpx", "ok")
+    client = Client("httpx", "sync", server, policy=RetryPolicy(max_retries=0))
+    may_have_run: dict[str, bool] = {}
+    for id, (key, step, consent) in enumerate(calls):
+        server.steps, server.calls = (step,), 0
+        before = server.posts
+        extensions = {ALLOW_DUPLICATE_EXTENSION: True} if consent else {}
+        record = client.outcome(charge(id, key=key), extensions=extensions)
+        if may_have_run.get(key) and not consent:
+            assert was_held(record) and server.posts == before
+            continue
+        sent = step != "connect"
+        assert server.posts == before + (1 if sent else 0)
+        assert record.outcome != Outcome.DUPLICATE_HELD
+        if sent:
+            may_have_run[key] = step in MAY_RUN
