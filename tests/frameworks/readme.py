@@ -13,7 +13,10 @@ from typing import Any
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## With your agent framework"
 # The README's setup block imports the httpx2 flavour; an mcp 1.x framework takes the other.
-MCP1_IMPORT = ("from mcp_safe_retry.httpx2 import mcp_client", "from mcp_safe_retry import mcp_client")
+MCP1_IMPORT = (
+    "from mcp_safe_retry.httpx2 import mcp_client",
+    "from mcp_safe_retry import mcp_client",
+)
 
 
 def section() -> str:
