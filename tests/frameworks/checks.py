@@ -1,7 +1,8 @@
 """The checks every framework test makes (issue 20): the same kitchen run, the same verdicts.
 
 A run of ``SCENARIO``/``PARAMS`` answers the first `tools/call` POST (`lookup`) with 503 and its
-retry with 200, the next (`charge`) with 503; every other request is answered normally.
+retry with 200, the next (`charge`) with 503, and any later one (a re-send) with 200; other
+requests are answered normally.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from mcp_safe_retry import History, Outcome, Reason, RetryOrigin
 from tests.kitchen_process import Kitchen
 
 SCENARIO = "errors.http_status_sequence"
-PARAMS = {"statusCodes": [503, 200, 503], "method": "tools/call"}
+PARAMS = {"statusCodes": [503, 200, 503, 200], "method": "tools/call"}
 LOOKUP = {"key": "a"}
 CHARGE = {"key": "c", "amount": 1}
 TIMEOUT = 30.0  # a framework that hangs on the UNSAFE call fails here, not after minutes
