@@ -49,3 +49,23 @@ async def test_read_retried_unsafe_sent_once_records_in_history(kitchen: Kitchen
     assert charged == "An error occurred while running the tool. Please try again."
     checks.assert_read_retried_once_run(kitchen, names["history"])
     checks.assert_unsafe_sent_once_never_run(kitchen, names["history"])
+
+
+async def test_framework_retry_of_a_call_that_may_have_run_is_held(kitchen: Kitchen) -> None:
+    """`max_retry_attempts=1` calls charge again after the drop; the guard holds it (issue 18)."""
+    names = readme.setup(kitchen.url_for(*checks.ABORT_AFTER))
+    server = MCPServerStreamableHttp(
+        params={"url": names["URL"], "httpx_client_factory": names["factory"]},
+        max_retry_attempts=1,
+        retry_backoff_seconds_base=0.01,
+    )
+    with anyio.fail_after(checks.TIMEOUT):
+        async with server:
+            listed = {t.name: t for t in await server.list_tools()}
+            # failure_error_function=None: the runner raises the error instead of wording it.
+            charge = MCPUtil.to_function_tool(
+                listed["charge"], server, False, failure_error_function=None
+            )
+            error = await checks.raised(invoke(charge, checks.CHARGE))
+    checks.assert_recall_held(kitchen, names["history"])
+    assert checks.contained_outcome(error) == "DUPLICATE_HELD", error
