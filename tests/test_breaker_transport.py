@@ -231,8 +231,8 @@ def test_answers_of_a_working_server_never_open_it(mode: str, answer: Any) -> No
     breaker = CircuitBreaker(clock=Clock())
     script = Script(answer)
     post = poster(mode, script, breaker=breaker)
-    for i in range(12):
-        post(A, {**UNSAFE, "id": i})
+    for i in range(12):  # twelve charges (an invalid answer may have run: the same is held)
+        post(A, tool_call("charge", i, n=i))
     assert breaker.state(server_of(A)) is CircuitState.CLOSED
     assert len(script.requests) == 12
 

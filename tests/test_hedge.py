@@ -145,6 +145,7 @@ ENDINGS = [
     ),
     pytest.param(_classified(Outcome.STREAM_INCOMPLETE), Ending.TRANSIENT, id="stream-cut"),
     pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
+    pytest.param(_classified(Outcome.DUPLICATE_HELD), Ending.FINAL, id="duplicate-held"),
 ]
 
 

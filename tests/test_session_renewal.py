@@ -475,3 +475,31 @@ async def test_a_stream_cut_as_its_session_ends_is_reissued_in_a_new_one(
         assert len(seen) == 3 and last["error"]["data"]["outcome"] == "HTTP_ERROR"
         expected += [Reason.REINITIALISE_FAILED]
     assert reasons(response) == expected
+
+
+@pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
+async def test_a_charge_that_may_have_run_holds_its_resend_in_the_renewed_session(
+    library: Any, shell: Any, client: Any
+) -> None:
+    """The duplicate guard matches server, tool and arguments, not the session: the client's
+    re-send, carrying the session the server forgot, goes out in the renewed one, and is the
+    same charge."""
+    d = Driver(library, shell, client)
+    await d.start()
+    d.server.cut_and_forget = True  # the charge runs, its answer breaks, the session is gone
+    cut = await d.post(_call("charge", 1))
+    cut_record = get_record(cut)
+    assert cut_record is not None and cut_record.outcome == Outcome.STREAM_INCOMPLETE
+    renewed = await d.post(_call("lookup", 2))  # a 404: renewed to s-2, re-sent
+    assert reasons(renewed)[:2] == [Reason.SESSION_LOST, Reason.SESSION_REINITIALISED]
+    module = mcp_safe_retry if library is httpx else mcp_safe_retry.httpx2
+    with pytest.raises(module.DuplicateCallError) as held:
+        await d.post(_call("charge", 3))  # the client still names s-1
+    record = get_record(held.value)
+    assert record is not None and record.outcome == Outcome.DUPLICATE_HELD
+    assert record.post_count == 0 and record.session_id == "s-2"
+    assert record.duplicate_of is not None
+    assert record.duplicate_of.earlier.session_id == "s-1"
+    assert d.server.executions["charge"] == 1
+    names = [(s[3]["params"]["name"], s[2]) for s in d.server.sent("tools/call")]
+    assert names == [("charge", "s-1"), ("lookup", "s-1"), ("lookup", "s-2")]

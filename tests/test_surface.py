@@ -44,6 +44,10 @@ def test_exported_members() -> None:
         "History",
         "get_record",
         "retry_origin",
+        "Delivery",
+        "DuplicateCallError",
+        "allow_duplicate",
+        "ALLOW_DUPLICATE_EXTENSION",
     }
     assert contract <= set(mcp_safe_retry.__all__)
 
@@ -90,6 +94,19 @@ def test_every_outcome_is_produced() -> None:
     assert last is not None and last.classification is not None
     seen.add(last.classification.outcome)
     seen.add(circuit_open("http://mcp.test/").outcome)  # what a transport records when held back
+
+    def drop(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadError("dropped after sending")
+
+    guarded = RetryTransport(httpx.MockTransport(drop), sleep=lambda _: None)
+    charge = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "charge"}}
+    with pytest.raises(httpx.ReadError):
+        httpx.Client(transport=guarded).post("http://mcp.test/", json=charge)
+    with pytest.raises(mcp_safe_retry.DuplicateCallError) as held:  # the same call, re-sent
+        httpx.Client(transport=guarded).post("http://mcp.test/", json=charge)
+    record = get_record(held.value)
+    assert record is not None and record.classification is not None
+    seen.add(record.classification.outcome)
     assert seen == set(Outcome)
 
 

@@ -12,11 +12,13 @@ from .core.budget import Budget, GrpcBudget, RetryBudget
 from .core.call import IDEMPOTENCY_EXTENSION
 from .core.classify import Classification, Layer, Outcome, classify
 from .core.contain import CONTAINED_ERROR_CODE
-from .core.origin import ORIGIN_EXTENSION, retry_origin
+from .core.delivery import Delivery
+from .core.origin import ALLOW_DUPLICATE_EXTENSION, ORIGIN_EXTENSION, allow_duplicate, retry_origin
 from .core.policy import (
     Action,
     AdaptiveDelay,
     Decision,
+    DuplicateGuard,
     Idempotency,
     Jitter,
     Reason,
@@ -25,13 +27,14 @@ from .core.policy import (
 from .core.records import Attempt, CallRecord, History, RetryOrigin
 from .instrumentation.hooks import Hook
 from .instrumentation.jsonlines import JsonLinesSink
-from .shells.errors_httpx import BodyTooLarge, CircuitOpenError
+from .shells.errors_httpx import BodyTooLarge, CircuitOpenError, DuplicateCallError
 from .shells.generated.httpx_sync import RetryTransport
 from .shells.httpx_async import AsyncRetryTransport, mcp_client
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALLOW_DUPLICATE_EXTENSION",
     "CONTAINED_ERROR_CODE",
     "IDEMPOTENCY_EXTENSION",
     "ORIGIN_EXTENSION",
@@ -47,6 +50,9 @@ __all__ = [
     "CircuitOpenError",
     "Classification",
     "Decision",
+    "Delivery",
+    "DuplicateCallError",
+    "DuplicateGuard",
     "GrpcBudget",
     "History",
     "Hook",
@@ -61,6 +67,7 @@ __all__ = [
     "RetryPolicy",
     "RetryTransport",
     "__version__",
+    "allow_duplicate",
     "classify",
     "get_record",
     "mcp_client",

@@ -4,7 +4,7 @@ Same engine, same signatures and behaviour as ``mcp_safe_retry.RetryTransport`` 
 ``mcp_safe_retry.AsyncRetryTransport``; importing this module requires ``httpx2``.
 """
 
-from .shells.generated.errors_httpx2 import BodyTooLarge, CircuitOpenError
+from .shells.generated.errors_httpx2 import BodyTooLarge, CircuitOpenError, DuplicateCallError
 from .shells.generated.httpx2_async import AsyncRetryTransport, mcp_client
 from .shells.generated.httpx2_sync import RetryTransport
 
@@ -12,6 +12,7 @@ __all__ = [
     "AsyncRetryTransport",
     "BodyTooLarge",
     "CircuitOpenError",
+    "DuplicateCallError",
     "RetryTransport",
     "mcp_client",
 ]

@@ -175,3 +175,32 @@ async def test_a_dropped_session_is_reinitialised_and_the_call_runs_once(
     assert second.http_statuses == (404, 200, 200) and second.post_count == 2
     third = tool_records(history, tool)[2]
     assert third.post_count == 1 and third.session_id == second.session_id
+
+
+async def test_the_resend_of_a_charge_that_ran_is_held(kitchen: Kitchen) -> None:
+    """The duplicate guard with mcp 1.x: the application calls the dropped charge again on
+    the same session; it is not sent (contained: the session carries on)."""
+    history = History()
+    url = kitchen.url_for("connection_abort", {"when": "after", "tool": "charge"})
+    with anyio.fail_after(20):
+        async with (
+            mcp_client(policy=POLICY, history=history) as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            errors = []
+            for _ in range(2):
+                with pytest.raises(McpError) as raised:
+                    await session.call_tool("charge", {"key": "k3", "amount": 9})
+                errors.append(raised.value.error)
+            assert not (await session.call_tool("lookup", {"key": "after"})).isError
+    assert [e.code for e in errors] == [CONTAINED_ERROR_CODE, CONTAINED_ERROR_CODE]
+    assert [e.data["outcome"] for e in errors] == ["NETWORK_ERROR", "DUPLICATE_HELD"]
+    assert errors[1].data["duplicateOf"]["delivery"] == "may_have_run"
+    assert kitchen.posts("charge") == 1
+    assert kitchen.state()["executionsByKey"]["charge"] == {"k3": 1}
+    first, second = tool_records(history, "charge")
+    assert [a.to_dict()["delivery"] for a in first.attempts] == ["may_have_run"]
+    assert [a.to_dict()["delivery"] for a in second.attempts] == ["not_sent"]
+    assert second.retry_origin is RetryOrigin.APPLICATION and second.post_count == 0

@@ -41,6 +41,7 @@ class Case:
     executions: int  # times the kitchen may run the tool
     era: str = ERA_2026
     survives: bool = False  # a second call on the same session must work afterwards
+    resend: bool = False  # the application calls the same tool again, as a framework would
 
 
 def _charge(key: str) -> tuple[str, dict[str, Any]]:
@@ -115,6 +116,18 @@ def _cases() -> list[Case]:
             1,
             1,
             survives=True,
+        ),
+        # The application calls the charge again, as an agent framework's tool retry does:
+        # the first may have run, so the duplicate guard holds the second (0 POSTs).
+        Case(
+            "drop, app re-sends",
+            "connection_abort",
+            {"when": "after"},
+            *_charge("order-9"),
+            (Outcome.NETWORK_ERROR, Outcome.DUPLICATE_HELD),
+            1,
+            1,
+            resend=True,
         ),
         Case("stream cut", "sse_truncated", {"when": "after", "events": 2}, *LOOKUP, (ok,), 2, 2),
         Case(
@@ -280,6 +293,9 @@ async def _run_case(case: Case, kitchens: dict[str, Any]) -> CaseResult:
                 # The failure itself is what a case shows: the records tell it.
                 with contextlib.suppress(Exception):
                     await client.call_tool(case.tool, case.arguments)
+                if case.resend:
+                    with contextlib.suppress(Exception):
+                        await client.call_tool(case.tool, case.arguments)
                 if case.survives:
                     again = await client.call_tool(*LOOKUP)
                     if again.is_error:
@@ -370,8 +386,10 @@ async def run_demo(
         say(
             "\nruns: how often the kitchen ran the tool. A drop or a cut stream of an UNSAFE\n"
             "call reached the MCP client as a JSON-RPC error (-32010), and the next call on\n"
-            "the same session worked. An expired session (404) was re-initialised once and\n"
-            "the call re-sent in the new one: the server had not processed it."
+            "the same session worked; the application's own re-send of the dropped charge\n"
+            "was held by the duplicate guard (it may have run). An expired session (404) was\n"
+            "re-initialised once and the call re-sent in the new one: the server had not\n"
+            "processed it."
         )
         say(
             f"\n{len(results) - len(failed)}/{len(results)} scenarios behaved as the policy "

@@ -39,6 +39,7 @@ from .commands import (
     Stream,
 )
 from .contain import CONTAINED_OUTCOMES, contained_error
+from .guard import Verdict, held
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -53,7 +54,7 @@ from .jsonrpc import (
 from .kinds import AttemptKind, ErrorKind
 from .ledger import Ledger, attempt_number
 from .observed import LEARNED_METHODS, client_info
-from .origin import marked_origin
+from .origin import consented, marked_origin
 from .policy import (
     Action,
     Decision,
@@ -61,7 +62,7 @@ from .policy import (
     Reason,
     decide,
 )
-from .records import AttemptValues, RetryOrigin
+from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
 from .sse import encode_event
@@ -82,6 +83,7 @@ _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind
 _HELD = AttemptKind.HELD
 _THROTTLED = Decision(Action.STOP, Reason.THROTTLED)
 _HELD_BACK = Decision(Action.STOP, Reason.CIRCUIT_OPEN)
+_DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
 _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
 _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
@@ -165,6 +167,12 @@ class Call(Renewing, Ledger):
         if origin is None:
             is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
+        guard = engine.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
+        if guard.guards(facts, self.idempotency):
+            self._guarded = server = engine.server_key(str(url))
+            self._duplicate = guard.look(server, facts.identity, consented(extensions), now)
+            if self._duplicate is not None and origin is RetryOrigin.NONE:
+                origin = RetryOrigin.APPLICATION  # it repeats a call sent before
         self._origin = origin
         self._attempts: list[AttemptValues] = []
         self._client = client_info(facts) or observed.client
@@ -177,6 +185,9 @@ class Call(Renewing, Ledger):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
             return _RESUME
+        duplicate = self._duplicate
+        if duplicate is not None and duplicate.verdict is Verdict.HELD:
+            return self._refuse(_DUPLICATE, held(duplicate, target(self.ref.current)))
         return self._go()
 
     def slept(self) -> Command:
@@ -190,10 +201,16 @@ class Call(Renewing, Ledger):
         admit = self._admit
         assert admit is not None  # an Admit was asked
         retry_in = getattr(admit.breaker, "retry_in", None)
-        classification = circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
+        return self._refuse(
+            _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
+        )
+
+    def _refuse(self, stop: Decision, classification: Classification) -> Command:
+        """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
+        then the contained error, or the HTTP library's exception for the outcome."""
         self._sent_at = now = self._engine.clock()
         self._record(
-            _HELD_BACK,
+            stop,
             classification,
             head=None,
             error_kind=classification.error_kind,
@@ -204,7 +221,8 @@ class Call(Renewing, Ledger):
         )
         contained = self.contained(in_stream=self._reissued)
         if contained is None:
-            return Refuse(classification.detail or "circuit open")
+            outcome = classification.outcome
+            return Refuse(classification.detail or str(outcome), outcome)
         return EndStream(contained) if self._reissued else Contain(contained)
 
     def consulted(self, allowed: bool) -> Command:

@@ -60,6 +60,8 @@ class Outcome(StrEnum):
     NETWORK_ERROR = "NETWORK_ERROR"
     STREAM_INCOMPLETE = "STREAM_INCOMPLETE"
     CIRCUIT_OPEN = "CIRCUIT_OPEN"  # not sent: the circuit breaker held the request back
+    # Not sent: the same UNSAFE call may have run already (the duplicate guard, core/guard.py).
+    DUPLICATE_HELD = "DUPLICATE_HELD"
 
 
 LAYER_OF: dict[Outcome, Layer] = {
@@ -76,6 +78,7 @@ LAYER_OF: dict[Outcome, Layer] = {
     Outcome.NETWORK_ERROR: Layer.TRANSPORT,
     Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
     Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
+    Outcome.DUPLICATE_HELD: Layer.TRANSPORT,
 }
 
 SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from .classify import Outcome
 from .kinds import AttemptKind
 from .stream import StreamTracker
 
@@ -145,10 +146,13 @@ class Consult(NamedTuple):
 
 
 class Refuse(NamedTuple):
-    """End the call with the HTTP library's ``CircuitOpenError`` carrying ``message`` (the
-    shell builds it, attaches the record with ``Call.annotated``, and raises it)."""
+    """End the call, nothing sent, with the HTTP library's exception for ``outcome``
+    (``CircuitOpenError`` for the breaker's hold, ``DuplicateCallError`` for the duplicate
+    guard's) carrying ``message``: the shell builds it (``refusal``), attaches the record
+    with ``Call.annotated``, and raises it."""
 
     message: str
+    outcome: Outcome = Outcome.CIRCUIT_OPEN
 
 
 Command = (

@@ -24,7 +24,12 @@ CONTAINED_SOURCE = "mcp-safe-retry"
 """``data.source`` of a contained error: this client produced it, no server sent it."""
 
 CONTAINED_OUTCOMES = frozenset(
-    {Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE, Outcome.CIRCUIT_OPEN}
+    {
+        Outcome.NETWORK_ERROR,
+        Outcome.STREAM_INCOMPLETE,
+        Outcome.CIRCUIT_OPEN,
+        Outcome.DUPLICATE_HELD,
+    }
 )
 """What is contained outside a stream (an HTTP error is an answer already)."""
 
@@ -34,8 +39,9 @@ def contained_error(record: CallRecord, request_id: RequestId) -> bytes:
 
     Its ``data`` says who made it (``source``, ``local: true``), why the call ended
     (``outcome``, ``layer``, and ``reason``: why no further attempt was made) and
-    summarises the attempts (outcome, status, error kind, reason), never a body, a header
-    or an argument.
+    summarises the attempts (outcome, status, error kind, reason, delivery), never a body,
+    a header or an argument. A call the duplicate guard held names the earlier call
+    (``duplicateOf``: its request id, time, delivery state and how it ended).
     """
     final = record.classification
     assert final is not None  # only a finished call is contained
@@ -48,6 +54,7 @@ def contained_error(record: CallRecord, request_id: RequestId) -> bytes:
             "httpStatus": a.status,
             "errorKind": a.error_kind,
             "reason": str(a.decision.reason) if a.decision else None,
+            "delivery": str(a.delivery),
         }
         for a in record.attempts
     ]
@@ -60,6 +67,8 @@ def contained_error(record: CallRecord, request_id: RequestId) -> bytes:
         "reason": str(last.decision.reason) if last and last.decision else None,
         "attempts": attempts,
     }
+    if record.duplicate_of is not None:
+        data["duplicateOf"] = record.duplicate_of.to_dict()
     error = {
         "code": CONTAINED_ERROR_CODE,
         "message": f"{message}: {detail}" if detail else message,

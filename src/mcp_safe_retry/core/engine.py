@@ -1,7 +1,7 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
-breaker, re-send detector, hooks, the sessions seen (and renewed), and the source of fresh
-request ids. One call's machine is
-``call.Call``; a shell asks the engine to begin one, and carries out what the call returns.
+breaker, re-send detector, duplicate guard, hooks, the sessions seen (and renewed), and the
+source of fresh request ids. One call's machine is ``call.Call``; a shell asks the engine
+to begin one, and carries out what the call returns.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .breaker import Breaker, CircuitBreaker, server_key
 from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
 from .commands import Consult, Read
+from .guard import GuardTable
 from .jsonrpc import parse_request
 from .latency import Latencies
 from .observed import Observed
@@ -63,6 +64,7 @@ class Engine:
         self.wall_clock = wall_clock
         self.rand = rand if rand is not None else secrets.SystemRandom().random
         self.detector = ResendDetector(resend_window)
+        self.guard = GuardTable(self.policy.duplicate_guard, self.policy.duplicate_window)
         self.scenario = scenario
         self.max_event_bytes = max_event_bytes
         self.read = Read(max_event_bytes)  # the command to read a whole body, made once

@@ -19,6 +19,7 @@ from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 if TYPE_CHECKING:
     from .call import Head
     from .engine import Engine
+    from .guard import Duplicate
 
 __all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
 
@@ -65,6 +66,10 @@ class Ledger:
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
     _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
+    # The duplicate guard (core/guard.py): the server key of a call it watches, and the
+    # earlier call this one repeats while that may have run.
+    _guarded: str | None = None
+    _duplicate: Duplicate | None = None
     done = False
 
     @property
@@ -178,6 +183,17 @@ class Ledger:
                 engine.observed.settled(self._session, facts.id)
             failed = classification.outcome not in NOT_FAILURES
             engine.detector.finished(facts.identity, failed, now)
+            if self._guarded is not None:
+                engine.guard.settled(
+                    self._guarded,
+                    facts.identity,
+                    self._attempts,
+                    classification,
+                    request_id=facts.id,
+                    started_at=self._started_at,
+                    session_id=self._session,
+                    now=now,
+                )
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
         if listeners:
@@ -202,6 +218,7 @@ class Ledger:
                 facts.identity,  # worked out when the record is built
                 self._started_at,
                 max(0.0, now - self._start),
+                self._duplicate,
             )
         )
         self._snapshot = snapshot

@@ -1,4 +1,5 @@
-"""Who re-sent a call: explicit marks (context manager, request extension) and detection."""
+"""Who re-sent a call: explicit marks (context manager, request extension) and detection;
+and the consent to re-send a call that may have run (``allow_duplicate``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,25 @@ from collections.abc import Iterator, Mapping
 from .jsonrpc import Digest
 from .records import RetryOrigin
 
-__all__ = ["ORIGIN_EXTENSION", "ResendDetector", "marked_origin", "retry_origin"]
+__all__ = [
+    "ALLOW_DUPLICATE_EXTENSION",
+    "ORIGIN_EXTENSION",
+    "ResendDetector",
+    "allow_duplicate",
+    "consented",
+    "marked_origin",
+    "retry_origin",
+]
 
 ORIGIN_EXTENSION = "mcp_safe_retry.retry_origin"
+
+ALLOW_DUPLICATE_EXTENSION = "mcp_safe_retry.allow_duplicate"
+"""A request extension (``True``) that lets one call through the duplicate guard: it is sent
+although the same UNSAFE call may have run already (see ``allow_duplicate``)."""
+
+_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mcp_safe_retry_allow_duplicate", default=False
+)
 
 _marked: contextvars.ContextVar[RetryOrigin | None] = contextvars.ContextVar(
     "mcp_safe_retry_origin", default=None
@@ -50,6 +67,30 @@ def marked_origin(extensions: Mapping[str, object]) -> RetryOrigin | None:
         if origin in (RetryOrigin.APPLICATION, RetryOrigin.MANUAL):
             return origin
     return _marked.get()
+
+
+@contextlib.contextmanager
+def allow_duplicate() -> Iterator[None]:
+    """Send the calls made inside the block even if the same UNSAFE call may have run.
+
+    The duplicate guard holds back a re-send of an UNSAFE tool call whose earlier call was
+    sent and got no answer; inside this block such a call is sent (and recorded with the
+    earlier call named). Like ``retry_origin`` the consent follows the context: it reaches a
+    transport called in the same task or thread, and ``mcp`` 2.x, which sends each request
+    in its caller's context. For a client that sends from a task of its own (``mcp`` 1.x),
+    use the request extension ``ALLOW_DUPLICATE_EXTENSION`` or the policy's
+    ``duplicate_guard``.
+    """
+    token = _allowed.set(True)
+    try:
+        yield
+    finally:
+        _allowed.reset(token)
+
+
+def consented(extensions: Mapping[str, object]) -> bool:
+    """Whether a request may go through the duplicate guard: by extension, or by context."""
+    return extensions.get(ALLOW_DUPLICATE_EXTENSION) is True or _allowed.get()
 
 
 class ResendDetector:

@@ -28,6 +28,7 @@ __all__ = [
     "Action",
     "AdaptiveDelay",
     "Decision",
+    "DuplicateGuard",
     "Idempotency",
     "Jitter",
     "Reason",
@@ -80,6 +81,18 @@ class Jitter(StrEnum):
     FULL = "full"
 
 
+class DuplicateGuard(StrEnum):
+    """What the duplicate guard does with a re-send of an UNSAFE call that may have run.
+
+    HOLD: not sent (``Outcome.DUPLICATE_HELD``); LABEL: sent, its record names the earlier
+    call; OFF: nothing is remembered or looked up.
+    """
+
+    HOLD = "hold"
+    LABEL = "label"
+    OFF = "off"
+
+
 class Action(StrEnum):
     RETRY = "retry"
     STOP = "stop"
@@ -110,6 +123,7 @@ class Reason(StrEnum):
     RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
+    DUPLICATE_HELD = "duplicate_held"  # the same UNSAFE call may have run: nothing sent
 
 
 @attrs.frozen
@@ -233,6 +247,12 @@ class RetryPolicy:
             hedging policy at construction (``ValueError``).
         max_hedges: hedges one call may send (1 to ``MAX_HEDGES``); with retries a call
             never makes more than ``max_retries + max_hedges + 1`` POSTs.
+        duplicate_guard: what becomes of a ``tools/call`` of an UNSAFE tool whose earlier
+            call (same server, tool and arguments) was sent and got no answer, so it may
+            have run (``core/delivery.py``): ``"hold"`` (the default) does not send it,
+            ``"label"`` sends it and names the earlier call in its record, ``"off"`` keeps
+            no memory of such calls. One call is let through with ``allow_duplicate()``.
+        duplicate_window: seconds an earlier call that may have run holds its re-sends.
     """
 
     max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
@@ -256,6 +276,10 @@ class RetryPolicy:
     max_hedges: int = attrs.field(
         default=1, validator=[v.instance_of(int), v.ge(1), v.le(MAX_HEDGES)]
     )
+    duplicate_guard: DuplicateGuard = attrs.field(
+        default=DuplicateGuard.HOLD, converter=DuplicateGuard
+    )
+    duplicate_window: float = attrs.field(default=600.0, validator=_finite_positive)
 
     def idempotency(
         self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()

@@ -6,14 +6,18 @@ import contextlib
 import threading
 from collections import deque
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
 from .classify import Classification
+from .delivery import Delivery, delivery_of
 from .jsonrpc import RequestId
 from .kinds import AttemptKind
 from .policy import Decision, Idempotency
+
+if TYPE_CHECKING:
+    from .guard import Duplicate
 
 __all__ = [
     "Attempt",
@@ -44,7 +48,8 @@ class Attempt:
     ended.
 
     ``delay`` is the time slept before it; ``elapsed`` the seconds from the call's start to
-    the moment it was sent; ``decision`` what followed it (None while it is still streaming).
+    the moment it was sent; ``decision`` what followed it (None while it is still streaming);
+    ``delivery`` whether the server can have run its request (``core/delivery.py``).
     """
 
     number: int
@@ -64,6 +69,11 @@ class Attempt:
     # CallRecord.session_id, never in to_dict().
     session_id: str | None = None
     fate: str | None = None  # a hedged call's copy: won, failed, lost or abandoned
+    delivery: Delivery = attrs.field(
+        default=attrs.Factory(
+            lambda a: delivery_of(a.classification, a.error_kind, a.kind), takes_self=True
+        )
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types only."""
@@ -87,6 +97,7 @@ class Attempt:
             "elapsedMs": round(self.elapsed * 1000, 3),
             "durationMs": round(self.duration * 1000, 3),
             "fate": self.fate,
+            "delivery": str(self.delivery),
         }
 
 
@@ -112,6 +123,9 @@ class CallRecord:
     arguments_digest: str = ""
     started_at: float = 0.0  # wall-clock Unix time of the first send
     duration: float = 0.0  # seconds from the first send to the newest attempt's end
+    # The earlier call this one repeats while it may have run, and what the duplicate guard
+    # did (core/guard.py); None for every other call.
+    duplicate_of: Duplicate | None = None
 
     @property
     def post_count(self) -> int:
@@ -153,6 +167,7 @@ class CallRecord:
             "startedAt": self.started_at,
             "durationMs": round(self.duration * 1000, 3),
             "attempts": [a.to_dict() for a in self.attempts],
+            "duplicateOf": None if self.duplicate_of is None else self.duplicate_of.to_dict(),
         }
 
 

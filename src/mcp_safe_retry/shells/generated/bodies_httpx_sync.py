@@ -29,7 +29,7 @@ from ...core.commands import (
 )
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
-from ..errors_httpx import BodyTooLarge, CircuitOpenError, describe_error
+from ..errors_httpx import BodyTooLarge, describe_error, refusal
 from ..support import RESPONSE_HEADERS, header_values, strip_headers
 
 __all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming", "with_body"]
@@ -166,7 +166,7 @@ class _TrackedStream(httpx.SyncByteStream):
             if type(command) is Raise:
                 raise command.error
             if type(command) is Refuse:
-                raise call.annotated(CircuitOpenError(command.message, request=self._request))
+                raise call.annotated(refusal(command, self._request))
             raise AssertionError(f"no end for the stream: {command!r}")
 
     def close(self) -> None:

@@ -53,7 +53,7 @@ from ..support import (
     wrong_client,
 )
 from .bodies_httpx2_async import Ended, answered, head_of, read_whole, streaming, with_body
-from .errors_httpx2 import MCP_TIMEOUT, CircuitOpenError, describe_error
+from .errors_httpx2 import MCP_TIMEOUT, describe_error, refusal
 from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
@@ -76,6 +76,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         breaker: a circuit breaker (default: none); one breaker may serve several
             transports. A request it holds back is not sent: the call ends with
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
+            Likewise a re-send of an UNSAFE tool call that may have run is held by the
+            duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
+            ``DuplicateCallError`` (or contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
 
@@ -179,7 +182,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if type(command) is Raise:
             raise command.error
         if type(command) is Refuse:
-            raise call.annotated(CircuitOpenError(command.message, request=request))
+            raise call.annotated(refusal(command, request))
         raise AssertionError(f"no answer: {command!r}")
 
     async def aclose(self) -> None:

@@ -43,7 +43,7 @@ from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook
-from ..errors_httpx import MCP_TIMEOUT, CircuitOpenError, describe_error
+from ..errors_httpx import MCP_TIMEOUT, describe_error, refusal
 from ..support import (
     REQUEST_HEADERS,
     EntryGuard,
@@ -77,6 +77,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         breaker: a circuit breaker (default: none); one breaker may serve several
             transports. A request it holds back is not sent: the call ends with
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
+            Likewise a re-send of an UNSAFE tool call that may have run is held by the
+            duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
+            ``DuplicateCallError`` (or contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
 
@@ -178,7 +181,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if type(command) is Raise:
             raise command.error
         if type(command) is Refuse:
-            raise call.annotated(CircuitOpenError(command.message, request=request))
+            raise call.annotated(refusal(command, request))
         raise AssertionError(f"no answer: {command!r}")
 
     def close(self) -> None:
