@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
 
@@ -19,6 +20,10 @@ def _mcp_major() -> int | None:
 
 # mcp 1.x and 2.x cannot share an environment: tests/mcp1 runs in one of its own.
 collect_ignore = [] if _mcp_major() == 1 else ["mcp1"]
+# Each agent framework runs in an environment of its own, made by scripts/frameworks.sh,
+# which names the framework in MCP_SAFE_RETRY_FRAMEWORK.
+if not os.environ.get("MCP_SAFE_RETRY_FRAMEWORK"):
+    collect_ignore.append("frameworks")
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -9,13 +9,8 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
-import os
-import subprocess
-import uuid
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
 
 import anyio
 import httpx
@@ -36,6 +31,7 @@ from mcp_safe_retry import (
     mcp_client,
 )
 from mcp_safe_retry.core.classify import session_lost, verdict
+from tests.kitchen_process import Kitchen, kitchen_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})
@@ -46,42 +42,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class Kitchen:
-    """A kitchen served by another Python, reached over loopback."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def url_for(self, scenario: str, params: dict[str, Any] | None = None) -> str:
-        self.run = uuid.uuid4().hex[:12]
-        query = {"scenario": scenario, "run": self.run}
-        if params:
-            query["params"] = json.dumps(params)
-        return f"{self.url}?{urlencode(query)}"
-
-    def state(self) -> dict[str, Any]:
-        base = self.url.rsplit("/", 1)[0]
-        state: dict[str, Any] = httpx.get(f"{base}/kitchen/state", params={"run": self.run}).json()
-        return state
-
-    def posts(self, tool: str) -> int:
-        return sum(1 for p in self.state()["posts"] if p["tool"] == tool)
-
-
 @pytest.fixture(scope="module")
 def kitchen() -> Iterator[Kitchen]:
-    python = os.environ.get("MCP_SAFE_RETRY_KITCHEN_PYTHON")
-    if not python:
-        pytest.fail("MCP_SAFE_RETRY_KITCHEN_PYTHON must name a Python with mcp-safe-retry[kitchen]")
-    process = subprocess.Popen(
-        [python, "-m", "mcp_safe_retry_kitchen", "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        yield Kitchen(process.stdout.readline().strip())
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with kitchen_process() as served:
+        yield served
 
 
 async def call(url: str, tool: str, arguments: dict[str, Any], history: History) -> Any:
