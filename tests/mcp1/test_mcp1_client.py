@@ -7,6 +7,8 @@ subprocess of the first one, named by ``MCP_SAFE_RETRY_KITCHEN_PYTHON``.
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +16,7 @@ import anyio
 import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import streamable_http_client, streamablehttp_client
 from mcp.shared.exceptions import McpError
 
 from mcp_safe_retry import (
@@ -23,6 +25,7 @@ from mcp_safe_retry import (
     Idempotency,
     Outcome,
     Reason,
+    RetryBudget,
     RetryOrigin,
     RetryPolicy,
     mcp_client,
@@ -175,3 +178,35 @@ async def test_a_dropped_session_is_reinitialised_and_the_call_runs_once(
     assert second.http_statuses == (404, 200, 200) and second.post_count == 2
     third = tool_records(history, tool)[2]
     assert third.post_count == 1 and third.session_id == second.session_id
+
+
+@pytest.mark.filterwarnings("ignore:Use `streamable_http_client` instead:DeprecationWarning")
+async def test_parameters_deep_copied_as_smolagents_does_still_feed_the_users_history(
+    kitchen: Kitchen,
+) -> None:
+    # smolagents' mcpadapt deep-copies its server parameters, the factory included, then
+    # opens the session with them through the SDK's keyword API.
+    history, budget = History(), RetryBudget(burst=5)
+    url = kitchen.url_for(
+        "errors.http_status_sequence", {"statusCodes": [503, 200], "method": "tools/call"}
+    )
+    parameters = copy.deepcopy(
+        {
+            "url": url,
+            "httpx_client_factory": functools.partial(
+                mcp_client, policy=POLICY, history=history, budget=budget
+            ),
+        }
+    )
+    with anyio.fail_after(20):
+        async with (
+            streamablehttp_client(**parameters) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            looked_up = await session.call_tool("lookup", {"key": "k"})
+    assert not looked_up.isError
+    (lookup,) = tool_records(history, "lookup")
+    assert lookup.http_statuses == (503, 200)
+    assert kitchen.state()["executions"] == {"lookup": 1}
+    assert budget.tokens < 5  # the retry was paid from the user's budget

@@ -23,6 +23,7 @@ Which method a shell calls, per request with a JSON-RPC id:
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import threading
 import time
@@ -33,6 +34,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from .classify import Classification, Outcome, verdict
+from .live import Live
 from .servers import server_key
 
 __all__ = [
@@ -132,8 +134,12 @@ class _Circuit:
     buckets: dict[int, list[int]] = attrs.Factory(dict)  # bucket number -> [calls, failures]
 
 
-class CircuitBreaker:
+class CircuitBreaker(Live):
     """Circuits for many servers in one process (thread- and task-safe).
+
+    Shared, never copied: ``copy.deepcopy`` returns this breaker. Pickled and loaded in
+    another process, it is a fresh one there, every circuit closed, with the same settings
+    (to share circuits across processes, use ``mcp_safe_retry.redis.RedisCircuitBreaker``).
 
     Args:
         failure_threshold: transient failures in a row that open a circuit.
@@ -246,6 +252,14 @@ class CircuitBreaker:
         circuit.until = now + self.settings.open_duration(retry_after)
         circuit.consecutive = circuit.probes = 0
         circuit.buckets.clear()
+
+    def _recipe(self) -> functools.partial[CircuitBreaker]:
+        return functools.partial(
+            CircuitBreaker,
+            **attrs.asdict(self.settings),
+            clock=self.clock,
+            max_servers=self.max_servers,
+        )
 
     def __repr__(self) -> str:
         open_ = sum(c.state is not CircuitState.CLOSED for c in self._circuits.values())

@@ -25,9 +25,12 @@ Which method a shell calls:
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from typing import Protocol, runtime_checkable
+
+from .live import Live
 
 __all__ = ["EPSILON", "Budget", "GrpcBudget", "RetryBudget"]
 
@@ -56,8 +59,12 @@ def _positive(name: str, value: float) -> float:
     return float(value)
 
 
-class RetryBudget:
+class RetryBudget(Live):
     """A retry quota shared by every call of one or more transports (thread- and task-safe).
+
+    Shared, never copied: ``copy.deepcopy`` returns this budget. Pickled and loaded in
+    another process, it is a fresh, full budget of the same size there (to share one across
+    processes, use ``mcp_safe_retry.redis.RedisBudget``).
 
     Args:
         burst: retries that may be sent with no success in between (and the most the
@@ -103,9 +110,14 @@ class RetryBudget:
     def __repr__(self) -> str:
         return f"RetryBudget(tokens={self._tokens:.2f}/{self.burst:g})"
 
+    def _recipe(self) -> functools.partial[RetryBudget]:
+        return functools.partial(RetryBudget, self.burst, self.per_success)
 
-class GrpcBudget:
+
+class GrpcBudget(Live):
     """gRPC retry throttling: retries stop while failures dominate (thread- and task-safe).
+
+    Shared and pickled as ``RetryBudget`` is.
 
     Each transient failure takes a token; each attempt that reached a working server gives
     back ``token_ratio`` of one. Retries are allowed while more than half the tokens remain.
@@ -145,3 +157,6 @@ class GrpcBudget:
 
     def __repr__(self) -> str:
         return f"GrpcBudget(tokens={self._tokens:.2f}/{self.max_tokens:g})"
+
+    def _recipe(self) -> functools.partial[GrpcBudget]:
+        return functools.partial(GrpcBudget, self.max_tokens, self.token_ratio)

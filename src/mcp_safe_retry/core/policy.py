@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from types import MappingProxyType
+from typing import Any
 
 import attrs
 import tenacity
@@ -302,6 +303,17 @@ class RetryPolicy:
     def wait_strategy(self, rand: Callable[[], float] = random.random) -> tenacity.wait.wait_base:
         """The backoff as a tenacity wait strategy (attempt n waits before retry n)."""
         return _Backoff(self, rand)
+
+    def __reduce__(self) -> tuple[Callable[..., RetryPolicy], tuple[Any, ...]]:
+        """Copied and pickled through its constructor: ``tools`` is read-only (a
+        ``mappingproxy``, which neither pickles nor deep-copies), so it travels as a dict."""
+        fields = attrs.asdict(self, recurse=False)
+        fields["tools"] = dict(self.tools)
+        return _policy, (type(self), fields)
+
+
+def _policy(cls: type[RetryPolicy], fields: dict[str, Any]) -> RetryPolicy:
+    return cls(**fields)
 
 
 class _Backoff(tenacity.wait.wait_base):

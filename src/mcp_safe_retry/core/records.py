@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections import deque
 from enum import StrEnum
@@ -13,6 +14,7 @@ import attrs
 from .classify import Classification
 from .jsonrpc import RequestId
 from .kinds import AttemptKind
+from .live import Live
 from .policy import Decision, Idempotency
 
 __all__ = [
@@ -217,8 +219,14 @@ class LazyRecord:
         return record
 
 
-class History:
-    """The newest finished call records of a transport, bounded, safe across threads."""
+class History(Live):
+    """The newest finished call records of a transport, bounded, safe across threads.
+
+    Shared, never copied: ``copy.deepcopy`` returns this History, so a framework that
+    deep-copies a client factory still sends the records here. Pickled and loaded in
+    another process, it is a fresh, empty History of the same size there (records cannot
+    travel back); see ``mcp_safe_retry.core.live``.
+    """
 
     def __init__(self, maxlen: int = 1000) -> None:
         if maxlen < 1:
@@ -260,6 +268,9 @@ class History:
     @property
     def maxlen(self) -> int:
         return self._records.maxlen or 0
+
+    def _recipe(self) -> functools.partial[History]:
+        return functools.partial(History, self.maxlen)
 
 
 def target(record: CallRecord) -> str:

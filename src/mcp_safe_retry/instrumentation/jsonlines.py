@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -9,6 +10,7 @@ import threading
 import weakref
 from typing import IO, Any
 
+from ..core.live import Live
 from ..core.records import Attempt, CallRecord
 from .hooks import logger
 from .redact import Redactor, record_dict
@@ -18,7 +20,7 @@ __all__ = ["JsonLinesSink"]
 _STOP = object()  # tells the writer thread to finish
 
 
-class JsonLinesSink:
+class JsonLinesSink(Live):
     """Write each finished call's diagnostic record as one JSON line, from a thread of its own.
 
     The line is ``CallRecord.to_dict()`` with free-text details scrubbed: it holds no
@@ -31,6 +33,11 @@ class JsonLinesSink:
     counted in ``dropped`` and logged (the first drop as a warning, then every 1000th).
     ``flush()`` waits until what is queued is written; ``close()`` (or leaving the ``with``
     block, or the interpreter's exit) writes what is queued, then stops.
+
+    Shared, never copied: ``copy.deepcopy`` returns this sink. A sink on a path pickles by
+    its path: loaded in another process, it appends to the same file from there (a line
+    longer than the file's buffer may then interleave with the other process's lines). A
+    sink on a file it was given cannot be pickled (``TypeError``): the file cannot follow it.
 
     Args:
         file: a path (opened for appending, UTF-8, and closed by ``close()``) or an open
@@ -56,10 +63,11 @@ class JsonLinesSink:
             raise ValueError(f"max_queued must be at least 1, not {max_queued!r}")
         if isinstance(file, str | os.PathLike):
             self.file: IO[str] = open(file, "a", encoding="utf-8")  # noqa: SIM115
-            self._owned = True
+            self._path: str | None = os.path.abspath(file)  # where a pickle reopens it
         else:
             self.file = file
-            self._owned = False
+            self._path = None
+        self._owned = self._path is not None
         self._redact = redact
         self._queue: queue.Queue[object] = queue.Queue(max_queued)
         self._lock = threading.Lock()
@@ -71,6 +79,16 @@ class JsonLinesSink:
     def __repr__(self) -> str:
         name = getattr(self.file, "name", None)
         return f"JsonLinesSink({name!r})" if isinstance(name, str) else "JsonLinesSink()"
+
+    def _recipe(self) -> functools.partial[JsonLinesSink]:
+        if self._path is None:
+            raise TypeError(
+                f"cannot pickle {self!r}: it writes to a file it was given, which cannot "
+                "follow it to another process; give JsonLinesSink a path instead"
+            )
+        return functools.partial(
+            JsonLinesSink, self._path, redact=self._redact, max_queued=self._queue.maxsize
+        )
 
     def on_attempt(self, record: CallRecord, attempt: Attempt) -> None:
         """Nothing: one line per call, written when it completes."""

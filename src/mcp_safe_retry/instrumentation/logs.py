@@ -15,10 +15,12 @@ characters of a server's error text. To hide more, use a ``logging.Filter``.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from ..core.classify import NOT_FAILURES, Classification, Outcome
+from ..core.live import Live
 from ..core.policy import Decision
 from ..core.records import Attempt, CallRecord, target
 from .hooks import logger
@@ -66,8 +68,12 @@ def error_type(classification: Classification | None) -> str | None:
     return str(classification.outcome)
 
 
-class LoggingHook:
-    """Logs attempts at DEBUG and decisions at INFO (see the module documentation)."""
+class LoggingHook(Live):
+    """Logs attempts at DEBUG and decisions at INFO (see the module documentation).
+
+    Copied, it is itself; pickled, it logs to the logger of the same name (as a pickled
+    ``logging.Logger`` is the logger of that name).
+    """
 
     def __init__(
         self, log: logging.Logger = logger, *, max_message_chars: int = MESSAGE_CHARS
@@ -77,6 +83,9 @@ class LoggingHook:
 
     def __repr__(self) -> str:
         return f"LoggingHook({self._log.name!r})"
+
+    def _recipe(self) -> functools.partial[LoggingHook]:
+        return functools.partial(LoggingHook, self._log, max_message_chars=self._max_message_chars)
 
     def enabled(self) -> bool:
         """Whether this hook has anything to log (the engine skips it, and the record it

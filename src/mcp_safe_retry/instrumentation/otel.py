@@ -18,6 +18,7 @@ The core package never imports this module; importing it imports ``opentelemetry
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -27,6 +28,7 @@ from opentelemetry.util.types import AttributeValue
 from .. import __version__
 from ..core.classify import Classification
 from ..core.kinds import AttemptKind
+from ..core.live import Live
 from ..core.records import Attempt, CallRecord, target
 from .hooks import NAME
 from .logs import error_type
@@ -40,7 +42,7 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 
 _Attributes = dict[str, AttributeValue]
 
 
-class OpenTelemetryHook:
+class OpenTelemetryHook(Live):
     """A hook that turns call records into spans and metrics.
 
     Args:
@@ -77,6 +79,11 @@ class OpenTelemetryHook:
     Failed calls and attempts get status ERROR. No span holds a header, a URL or a tool
     argument.
 
+    Shared, never copied: ``copy.deepcopy`` returns this hook (a copy would deep-copy the
+    providers it was given). One on the global providers pickles as such: loaded in another
+    process, it reports to that process's global providers. One given providers cannot be
+    pickled (``TypeError``): they cannot follow it.
+
     Attributes:
         tracer: the OpenTelemetry tracer the spans are started from.
     """
@@ -111,9 +118,20 @@ class OpenTelemetryHook:
         )
         self._redact = redact
         self._max_message_chars = max_message_chars
+        self._own_providers = tracer_provider is not None or meter_provider is not None
 
     def __repr__(self) -> str:
         return "OpenTelemetryHook()"
+
+    def _recipe(self) -> functools.partial[OpenTelemetryHook]:
+        if self._own_providers:
+            raise TypeError(
+                "cannot pickle an OpenTelemetryHook given its own tracer or meter provider: "
+                "they cannot follow it to another process; build the hook there"
+            )
+        return functools.partial(
+            OpenTelemetryHook, redact=self._redact, max_message_chars=self._max_message_chars
+        )
 
     # -- the hook ---------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -13,6 +14,7 @@ import attrs
 import redis
 
 from ..core.breaker import CircuitBreaker, CircuitState
+from ..core.live import Live
 from . import lua
 from .link import KEY_PREFIX, RedisLink, Ticker, on_event_loop
 
@@ -39,7 +41,7 @@ class _Pending:
     retry_after: float = -1.0
 
 
-class RedisCircuitBreaker:
+class RedisCircuitBreaker(Live):
     """A ``CircuitBreaker`` whose circuits are shared through Redis by every process that
     uses the same ``name``: a circuit tripped by one process holds the others back within
     one ``refresh`` interval, and a successful probe closes it for all.
@@ -52,6 +54,10 @@ class RedisCircuitBreaker:
     unreachable, a local ``CircuitBreaker`` fed with the same outcomes answers instead (logged
     once); the shared state resumes when Redis answers again. Redis holds a hash of each
     server key, never the key itself.
+
+    Shared, never copied: ``copy.deepcopy`` returns this breaker. It pickles by its
+    connection settings (the URL, or the settings of the client it was given), its name and
+    its settings: loaded in another process, it is a breaker there on the same circuits.
 
     Args:
         url_or_client: a ``redis://`` URL, or a ``redis.Redis`` client.
@@ -108,6 +114,7 @@ class RedisCircuitBreaker:
         )
         if expiry is None:
             expiry = 2 * max(window, max_open_for) + 60
+        self._expiry = expiry
         self._args = lua.settings_args(self.settings, expiry)
         self._seen: OrderedDict[str, _Seen] = OrderedDict()  # by server key
         self._pending: dict[str, _Pending] = {}
@@ -277,3 +284,17 @@ class RedisCircuitBreaker:
 
     def __repr__(self) -> str:
         return f"RedisCircuitBreaker(name={self.name!r}, servers={len(self._seen)})"
+
+    def _recipe(self) -> functools.partial[RedisCircuitBreaker]:
+        return functools.partial(
+            RedisCircuitBreaker,
+            self.link.portable(),
+            name=self.name,
+            **attrs.asdict(self.settings),
+            refresh=self._ticker.interval,
+            timeout=self.link.timeout,
+            retry_interval=self.link.retry_interval,
+            expiry=self._expiry,
+            max_servers=self.max_servers,
+            clock=self.clock,
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -10,6 +11,7 @@ import anyio.to_thread
 import redis
 
 from ..core.budget import EPSILON, RetryBudget
+from ..core.live import Live
 from .link import KEY_PREFIX, RedisLink, Ticker, on_event_loop
 
 __all__ = ["RedisBudget"]
@@ -33,7 +35,7 @@ return {allowed, string.format('%.17g', tokens)}
 """
 
 
-class RedisBudget:
+class RedisBudget(Live):
     """A ``RetryBudget`` (burst, then ``per_success`` retries per success) shared through
     Redis by every process that uses the same ``name``.
 
@@ -44,6 +46,10 @@ class RedisBudget:
     While Redis is down, hung or unreachable, the budget falls back to a local
     ``RetryBudget`` of the same size, logs that once, and resumes the shared one when Redis
     answers again.
+
+    Shared, never copied: ``copy.deepcopy`` returns this budget. It pickles by its
+    connection settings (the URL, or the settings of the client it was given), its name and
+    its settings: loaded in another process, it is a budget there on the same shared count.
 
     Args:
         url_or_client: a ``redis://`` URL, or a ``redis.Redis`` client.
@@ -80,6 +86,7 @@ class RedisBudget:
             what="retry budget",
             clock=clock,
         )
+        self._expiry = expiry
         self._expiry_ms = str(max(1, round(expiry * 1000)))
         self._credit = 0.0  # earned by successes here, less retries granted without a round trip
         self._shared = self.burst  # the shared count as last read, less those retries
@@ -164,3 +171,17 @@ class RedisBudget:
 
     def __repr__(self) -> str:
         return f"RedisBudget(name={self.name!r}, burst={self.burst:g})"
+
+    def _recipe(self) -> functools.partial[RedisBudget]:
+        return functools.partial(
+            RedisBudget,
+            self.link.portable(),
+            name=self.name,
+            burst=self.burst,
+            per_success=self.per_success,
+            timeout=self.link.timeout,
+            retry_interval=self.link.retry_interval,
+            flush_interval=self._ticker.interval,
+            expiry=self._expiry,
+            clock=self.link.clock,
+        )

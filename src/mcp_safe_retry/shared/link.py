@@ -9,12 +9,13 @@ recovery.
 from __future__ import annotations
 
 import asyncio
+import pickle
 import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis
 from redis.backoff import NoBackoff
@@ -22,7 +23,7 @@ from redis.retry import Retry
 
 from ..instrumentation.hooks import logger
 
-__all__ = ["KEY_PREFIX", "RedisLink", "Ticker", "connect", "on_event_loop"]
+__all__ = ["KEY_PREFIX", "PortableClient", "RedisLink", "Ticker", "connect", "on_event_loop"]
 
 T = TypeVar("T")
 
@@ -97,6 +98,15 @@ class RedisLink:
                     assert self._url is not None
                     self._client = connect(self._url, self.timeout)
         return self._client
+
+    def portable(self) -> str | redis.Redis:
+        """What the link was built from, for a pickle: the URL, or a stand-in for the client
+        it was given that unpickles as a new client with its settings (``TypeError`` if
+        some of them do not pickle). Only to be pickled, never used as a client here."""
+        if self._url is not None:
+            return self._url
+        assert self._client is not None
+        return cast("redis.Redis", PortableClient(self._client))
 
     @property
     def up(self) -> bool:
@@ -193,3 +203,53 @@ class Ticker:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+
+# Settings redis-py makes for each pool itself: a rebuilt pool makes its own.
+_POOL_MADE = frozenset({"himport_registry", "maint_notifications_pool_handler"})
+
+
+class PortableClient:
+    """A ``redis.Redis`` client's connection settings, which pickle (the client does not):
+    loaded, it is a new client with those settings. Made by ``RedisLink.portable()``."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        pool = client.connection_pool
+        settings = {
+            k: v
+            for k, v in pool.connection_kwargs.items()
+            # A bare object() is redis-py's "not given" marker: a pickle would make it a
+            # different object, so it is left out and the default applies again.
+            if k not in _POOL_MADE and type(v) is not object
+        }
+        stuck = sorted(k for k, v in settings.items() if not _pickles(v))
+        if stuck:
+            raise TypeError(
+                f"cannot pickle a Redis client with {', '.join(stuck)} set: build the "
+                "budget or breaker from a redis:// URL, or build it in each process"
+            )
+        self.recipe = (type(pool), pool.connection_class, pool.max_connections, settings)
+
+    def __reduce__(self) -> tuple[Callable[..., redis.Redis], tuple[Any, ...]]:
+        return _client, self.recipe
+
+
+def _client(
+    pool: type[redis.ConnectionPool],
+    connection_class: type[Any],
+    max_connections: int | None,
+    settings: dict[str, Any],
+) -> redis.Redis:
+    return redis.Redis(
+        connection_pool=pool(
+            connection_class=connection_class, max_connections=max_connections, **settings
+        )
+    )
+
+
+def _pickles(value: object) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True

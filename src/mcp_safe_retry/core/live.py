@@ -1,0 +1,69 @@
+"""Holders of live shared state: a copy is the object itself; a pickle finds it again.
+
+A ``History``, a budget, a breaker or a hook is shared on purpose: every transport that holds
+it feeds or reads the same one. Frameworks deep-copy their settings (smolagents' mcpadapt
+deep-copies the client factory with everything bound into it), and a copy would silently
+un-share the state: records sent to a History nobody reads, a budget counted twice. So, as
+``copy.deepcopy(logging.getLogger("x")) is logging.getLogger("x")``:
+
+- ``copy.copy`` and ``copy.deepcopy`` return the object itself;
+- a pickle carries a token and a recipe. Loaded in the process that holds the object, it is
+  that object. Loaded where the object is not (another process, or after it was dropped),
+  the recipe builds a fresh one with the same settings, kept under the token, so everything
+  unpickled there with that token shares it too.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, Self
+
+__all__ = ["Live"]
+
+_tokens: weakref.WeakKeyDictionary[Live, str] = weakref.WeakKeyDictionary()
+_objects: weakref.WeakValueDictionary[str, Live] = weakref.WeakValueDictionary()
+_lock = threading.Lock()  # held to build a missing object too: one per token, never two
+
+
+class Live:
+    """A base for holders of live shared state (see the module documentation).
+
+    A subclass says how to build a fresh one elsewhere in ``_recipe``: a callable that
+    pickles (``functools.partial(cls, **settings)``), or raises ``TypeError`` saying why the
+    object cannot leave this process.
+    """
+
+    __slots__ = ()
+
+    def __copy__(self) -> Self:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
+
+    def __reduce__(self) -> tuple[Callable[[str, Callable[[], Live]], Live], tuple[Any, ...]]:
+        recipe = self._recipe()
+        with _lock:
+            token = _tokens.get(self)
+            if token is None:
+                token = secrets.token_hex(16)
+                _tokens[self] = token
+                _objects[token] = self
+        return _restore, (token, recipe)
+
+    def _recipe(self) -> Callable[[], Live]:
+        raise NotImplementedError
+
+
+def _restore(token: str, recipe: Callable[[], Live]) -> Live:
+    """The object pickled under ``token`` if this process holds it, else a fresh one."""
+    with _lock:
+        found = _objects.get(token)
+        if found is None:
+            found = recipe()
+            _tokens[found] = token
+            _objects[token] = found
+        return found
