@@ -38,7 +38,7 @@ from .commands import (
     Sleep,
     Stream,
 )
-from .contain import CONTAINED_OUTCOMES, contained_error
+from .contain import CONTAINED_OUTCOMES, contained_error, contains_http_error, server_error
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -264,6 +264,10 @@ class Call(Renewing, Ledger):
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
             return self._reissued_end(head)
+        if self._engine.contain_http_errors and contains_http_error(head.status):
+            contained = self._http_error_contained(head, body)
+            if contained is not None:
+                return contained
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
@@ -396,6 +400,18 @@ class Call(Renewing, Ledger):
             return None
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
+
+    def _http_error_contained(self, head: Head, body: bytes) -> Contain | None:
+        """A final HTTP error told as a JSON-RPC error for the request: the server's own
+        error if its body holds one, else a contained failure (the record keeps the status).
+        None for a notification (no id to answer)."""
+        request_id = self.facts.id
+        if request_id is None:
+            return None
+        error = server_error(body, head.content_type, request_id)
+        return Contain(
+            error if error is not None else contained_error(self.ref.current, request_id)
+        )
 
     # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 
