@@ -53,12 +53,14 @@ class Kitchen:
 
 @contextmanager
 def kitchen_process() -> Iterator[Kitchen]:
-    """Start ``python -m mcp_safe_retry_kitchen --port 0``; stop that process (by pid) after."""
+    """Start ``mcp-safe-retry kitchen --port 0`` (as README shows); stop it by pid after."""
     python = os.environ.get(KITCHEN_PYTHON)
     if not python:
         pytest.fail(f"{KITCHEN_PYTHON} must name a Python with mcp-safe-retry[kitchen] (mcp 2.x)")
     process = subprocess.Popen(
-        [python, "-m", "mcp_safe_retry_kitchen", "--port", "0"], stdout=subprocess.PIPE, text=True
+        [python, "-m", "mcp_safe_retry", "kitchen", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         yield Kitchen(_first_line(process))

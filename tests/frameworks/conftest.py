@@ -3,6 +3,11 @@
 Each tests/frameworks/NAME runs only inside that framework's own virtual environment
 (scripts/frameworks.sh makes it and sets MCP_SAFE_RETRY_FRAMEWORK=NAME); the kitchen they call
 runs from the main environment (MCP_SAFE_RETRY_KITCHEN_PYTHON), since it needs mcp 2.x.
+
+Every tests/frameworks/NAME holds an ``__init__.py``: the directories are named like the
+frameworks' own packages (``pydantic_ai``, ``smolagents``, ...), which they would otherwise
+shadow. ``tests.frameworks.readme`` reads README's snippets; ``tests.frameworks.checks`` holds
+the checks every framework makes.
 """
 
 from __future__ import annotations
