@@ -24,6 +24,8 @@ import httpx
 import httpx2
 import pytest
 import redis
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 
 import mcp_safe_retry
@@ -103,6 +105,25 @@ def test_a_copied_policy_decides_as_the_original() -> None:
     assert [copied.backoff(n, lambda: 0.5) for n in (1, 2, 3)] == [
         POLICY.backoff(n, lambda: 0.5) for n in (1, 2, 3)
     ]
+
+
+policies = st.builds(
+    RetryPolicy,
+    max_retries=st.integers(0, 10),
+    initial_backoff=st.floats(0, 5),
+    jitter=st.sampled_from(Jitter),
+    retry_statuses=st.frozensets(st.integers(400, 599)),
+    deadline=st.none() | st.floats(0.1, 60),
+    tools=st.dictionaries(st.text(max_size=8), st.sampled_from(Idempotency), max_size=4),
+    trust_annotations=st.booleans(),
+    hedge_after=st.none() | st.floats(0.01, 5) | st.just("adaptive"),
+)
+
+
+@given(policies)
+def test_any_policy_survives_a_deep_copy_and_a_pickle(policy: RetryPolicy) -> None:
+    for copied in (copy.deepcopy(policy), roundtrip(policy)):
+        assert copied == policy and dict(copied.tools) == dict(policy.tools)
 
 
 def _sink(tmp_path: Path) -> JsonLinesSink:
