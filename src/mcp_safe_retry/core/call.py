@@ -264,10 +264,11 @@ class Call(Renewing, Ledger):
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
             return self._reissued_end(head)
-        if self._engine.contain_http_errors and contains_http_error(head.status):
-            contained = self._http_error_contained(head, body)
-            if contained is not None:
-                return contained
+        if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+            contained = self.contained()
+            if contained is not None:  # the server's own error, if its body holds one
+                assert facts.id is not None  # only a request's failure is contained
+                return Contain(server_error(body, head.content_type, facts.id) or contained)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
@@ -388,30 +389,25 @@ class Call(Renewing, Ledger):
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, when failures are contained.
 
-        Outside a stream only NETWORK_ERROR and STREAM_INCOMPLETE are contained (an HTTP
-        error already is an answer); inside an SSE stream that holds no response, whatever
+        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE and CIRCUIT_OPEN are contained;
+        an HTTP error is an answer already, contained only where the engine contains HTTP
+        errors (the httpx flavour) and its status is not one a layer above handles
+        (``contains_http_error``). Inside an SSE stream that holds no response, whatever
         ended the call is. None when containment is off or the call is a notification.
         """
         record = self.ref.current
         final = record.classification
-        if not self._engine.contain_failures or self.facts.id is None or final is None:
+        engine = self._engine
+        if not engine.contain_failures or self.facts.id is None or final is None:
             return None
-        if not in_stream and final.outcome not in CONTAINED_OUTCOMES:
+        if (
+            not in_stream
+            and final.outcome not in CONTAINED_OUTCOMES
+            and not (engine.contain_http_errors and contains_http_error(final.status))
+        ):
             return None
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body
-
-    def _http_error_contained(self, head: Head, body: bytes) -> Contain | None:
-        """A final HTTP error told as a JSON-RPC error for the request: the server's own
-        error if its body holds one, else a contained failure (the record keeps the status).
-        None for a notification (no id to answer)."""
-        request_id = self.facts.id
-        if request_id is None:
-            return None
-        error = server_error(body, head.content_type, request_id)
-        return Contain(
-            error if error is not None else contained_error(self.ref.current, request_id)
-        )
 
     # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 

@@ -45,15 +45,15 @@ terminated" (mcp 1.x resolves the request with an error itself; a session the se
 is renewed below, one the client ended must stay ended)."""
 
 
-def contains_http_error(status: int) -> bool:
-    """Whether a final answer with this status is contained when HTTP errors are (the
-    httpx flavour: mcp 1.x calls ``raise_for_status()`` and ends its session on any
-    non-2xx answer to a POST).
+def contains_http_error(status: int | None) -> bool:
+    """Whether a final answer with this HTTP status (a classification's: set for an
+    HTTP_ERROR only) is contained when HTTP errors are (the httpx flavour: mcp 1.x calls
+    ``raise_for_status()`` and ends its session on any non-2xx answer to a POST).
 
     Not a 1xx/2xx (an answer, a 202 included) nor a 3xx: the SDKs follow redirects within
     the origin themselves, and hand on one they do not follow. Not ``HANDED_ON_STATUSES``.
     """
-    return status >= 400 and status not in HANDED_ON_STATUSES
+    return status is not None and status >= 400 and status not in HANDED_ON_STATUSES
 
 
 def server_error(body: bytes, content_type: str | None, request_id: RequestId) -> bytes | None:
