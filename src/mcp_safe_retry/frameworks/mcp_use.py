@@ -14,7 +14,6 @@ Use the connector wherever mcp-use takes one: ``MCPSession(connector)``,
 
 from __future__ import annotations
 
-import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -35,14 +34,20 @@ def http_connector(url: str, httpx_client_factory: Callable[..., Any], **options
             callbacks, ...).
 
     Raises:
+        TypeError: for ``verify``, which mcp-use gives only to the client it builds itself.
         RuntimeError: if the installed mcp-use no longer builds its client in
             ``HttpConnector._build_httpx_factory``.
     """
+    if "verify" in options:
+        raise TypeError(
+            "http_connector: give verify= to the client factory (mcp_client(verify=...)); "
+            "the connector would pass it only to the client it no longer builds"
+        )
     return _connector_class()(url, httpx_client_factory, **options)
 
 
-@functools.cache
 def _connector_class() -> type[Any]:
+    """mcp-use's ``HttpConnector`` with its client builder replaced (read afresh each time)."""
     connectors = importlib.import_module("mcp_use.client.connectors")
     base = connectors.HttpConnector
     if not hasattr(base, OVERRIDDEN):

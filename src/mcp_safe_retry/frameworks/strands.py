@@ -38,7 +38,7 @@ def streamable_http(
 
     Raises:
         TypeError: when the transport opens, if the factory made a client of the other
-            HTTP library (it would fail only later, inside the SDK, or not map its errors).
+            HTTP library (the SDK would not recognise that library's errors).
     """
 
     @asynccontextmanager

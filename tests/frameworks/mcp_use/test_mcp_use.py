@@ -63,3 +63,16 @@ def test_the_connector_is_mcp_uses_own_with_one_method_overridden() -> None:
     assert overridden == {"__init__", adapter.OVERRIDDEN}
     # The method still exists upstream with the shape this module relies on.
     assert callable(HttpConnector(base_url="http://127.0.0.1:1/mcp")._build_httpx_factory())
+
+
+def test_a_missing_client_builder_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A release that builds its client elsewhere: the adapter says so instead of building a
+    # connector that sends around the retry transport.
+    monkeypatch.delattr(HttpConnector, adapter.OVERRIDDEN)
+    with pytest.raises(RuntimeError, match=r"no HttpConnector\._build_httpx_factory"):
+        http_connector("http://127.0.0.1:1/mcp", mcp_client)
+
+
+def test_verify_goes_to_the_factory_not_the_connector() -> None:
+    with pytest.raises(TypeError, match=r"give verify= to the client factory"):
+        http_connector("http://127.0.0.1:1/mcp", mcp_client, verify=False)
