@@ -200,3 +200,45 @@ def test_which_statuses_are_contained() -> None:
     assert contained[0] == 400 and contained[-1] == 599
     assert not any(contains_http_error(s) for s in (*range(100, 400), *HANDED_ON_STATUSES, None))
     assert {401, 403, 404} == HANDED_ON_STATUSES
+
+
+def refreshing_auth(library: Any) -> Any:
+    """An auth flow that answers a 401 by refreshing its token and re-sending (as the SDK's
+    OAuth provider does, above the transport)."""
+
+    class Refreshing(library.Auth):  # type: ignore[misc, name-defined]
+        token = "stale"
+
+        def auth_flow(self, request: Any) -> Any:
+            request.headers["authorization"] = f"Bearer {self.token}"
+            response = yield request
+            if response.status_code == 401:
+                self.token = "fresh"
+                request.headers["authorization"] = f"Bearer {self.token}"
+                yield request
+
+    return Refreshing()
+
+
+@pytest.mark.parametrize(("library", "shell", "contains"), FLAVOURS)
+async def test_an_auth_flow_above_sees_the_401_and_recovers(
+    library: Any, shell: Any, contains: bool
+) -> None:
+    factory = mcp_safe_retry.mcp_client if library is httpx else mcp_safe_retry.httpx2.mcp_client
+    seen: list[str] = []
+
+    def answer(request: Any) -> Any:
+        seen.append(request.headers["authorization"])
+        if request.headers["authorization"] != "Bearer fresh":
+            return library.Response(401, headers={"www-authenticate": "Bearer"})
+        body = json.loads(request.content)
+        return library.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": {}})
+
+    history = History()
+    async with factory(
+        transport=library.MockTransport(answer), auth=refreshing_auth(library), history=history
+    ) as c:
+        response = await c.post(URL, json=tool_call("charge", id=4))
+    assert response.status_code == 200 and response.json()["id"] == 4
+    assert seen == ["Bearer stale", "Bearer fresh"]
+    assert [r.http_statuses for r in history.records()] == [(401,), (200,)]

@@ -149,14 +149,30 @@ async def test_mounts_given_are_wrapped_too(library: Any, factory: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "shell", [mcp_safe_retry.AsyncRetryTransport, mcp_safe_retry.httpx2.AsyncRetryTransport]
+    ("shell", "library", "inner"),
+    [
+        pytest.param(mcp_safe_retry.RetryTransport, httpx, "HTTPTransport", id="httpx-sync"),
+        pytest.param(
+            mcp_safe_retry.AsyncRetryTransport, httpx, "AsyncHTTPTransport", id="httpx-async"
+        ),
+        pytest.param(
+            mcp_safe_retry.httpx2.RetryTransport, httpx2, "HTTPTransport", id="httpx2-sync"
+        ),
+        pytest.param(
+            mcp_safe_retry.httpx2.AsyncRetryTransport,
+            httpx2,
+            "AsyncHTTPTransport",
+            id="httpx2-async",
+        ),
+    ],
 )
-def test_over_shares_the_engine_and_checks_the_inner_transport(shell: Any) -> None:
-    library = httpx if shell is mcp_safe_retry.AsyncRetryTransport else httpx2
-    retry = shell(library.AsyncHTTPTransport())
-    twin = retry.over(library.AsyncHTTPTransport())
+def test_over_shares_the_engine_and_checks_the_inner_transport(
+    shell: Any, library: Any, inner: str
+) -> None:
+    retry = shell(getattr(library, inner)())
+    twin = retry.over(getattr(library, inner)())
     assert twin is not retry and twin.engine is retry.engine
     assert twin.history is retry.history and twin.budget is retry.budget
     other = httpx2 if library is httpx else httpx
     with pytest.raises(TypeError, match="cannot wrap"):
-        retry.over(other.AsyncHTTPTransport())
+        retry.over(getattr(other, inner)())
