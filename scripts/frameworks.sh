@@ -44,6 +44,18 @@ prepare() {
   echo "$stamp" >"$venv/.frameworks-stamp"
 }
 
+# Environments are made side by side (installs mostly wait on the network), at most
+# MCP_SAFE_RETRY_INSTALL_JOBS at a time; each install's output goes to NAME.log beside it.
+jobs_max="${MCP_SAFE_RETRY_INSTALL_JOBS:-4}"
+mkdir -p "$venvs"
+declare -A installing=()
+for name in "${names[@]}"; do
+  [ -f "tests/frameworks/$name/requirements.txt" ] || continue
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  prepare "$name" >"$venvs/$name.log" 2>&1 &
+  installing[$name]=$!
+done
+
 summary=()
 failed=0
 for name in "${names[@]}"; do
@@ -53,8 +65,9 @@ for name in "${names[@]}"; do
     continue
   fi
   start=$SECONDS
-  if ! prepare "$name"; then
-    summary+=("$name: FAILED to install (${venvs}/$name)")
+  if ! wait "${installing[$name]}"; then
+    cat "$venvs/$name.log" >&2
+    summary+=("$name: FAILED to install (${venvs}/$name; log above)")
     failed=1
     continue
   fi
