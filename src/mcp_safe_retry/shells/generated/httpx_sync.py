@@ -80,6 +80,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
+            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
+            as the server's verdict), nor for a stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
