@@ -38,7 +38,13 @@ from .commands import (
     Sleep,
     Stream,
 )
-from .contain import CONTAINED_OUTCOMES, contained_error, contains_http_error, server_error
+from .contain import (
+    CONTAINED_OUTCOMES,
+    NEVER_CONTAINED_METHODS,
+    contained_error,
+    contains_http_error,
+    server_error,
+)
 from .guard import Verdict, held
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
@@ -325,6 +331,7 @@ class Call(Renewing, Ledger):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
+        resumable = False
         if not self.done:
             decision = self._stream_settled(tracker, kind, detail if error is not None else None)
             if decision is _ASK_BUDGET:
@@ -332,8 +339,11 @@ class Call(Renewing, Ledger):
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
+            resumable = decision.reason is Reason.RESUMABLE
         if tracker.done:
             return END_STREAM
+        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
+            return END_STREAM if error is None else Raise(self.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:
             return EndStream(contained)
@@ -410,21 +420,26 @@ class Call(Renewing, Ledger):
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, when failures are contained.
 
-        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE and CIRCUIT_OPEN are contained;
-        an HTTP error is an answer already, contained only where the engine contains HTTP
-        errors (the httpx flavour) and its status is not one a layer above handles
-        (``contains_http_error``). Inside an SSE stream that holds no response, whatever
-        ended the call is. None when containment is off or the call is a notification.
+        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE, CIRCUIT_OPEN and DUPLICATE_HELD
+        are contained; an HTTP error is an answer already, contained only where the engine
+        contains HTTP errors (the httpx flavour) and its status is not one a layer above
+        handles (``contains_http_error``). Inside an SSE stream that holds no response,
+        whatever ended the call is. None when containment is off, the call is a
+        notification, or its method's error would be read as the server's verdict
+        (``NEVER_CONTAINED_METHODS``).
         """
+        if not self._engine.contain_failures or self.facts.id is None:
+            return None
+        if self.facts.method in NEVER_CONTAINED_METHODS:  # the SDK reads it as a verdict
+            return None
         record = self.ref.current
         final = record.classification
-        engine = self._engine
-        if not engine.contain_failures or self.facts.id is None or final is None:
+        if final is None:
             return None
         if (
             not in_stream
             and final.outcome not in CONTAINED_OUTCOMES
-            and not (engine.contain_http_errors and contains_http_error(final.status))
+            and not (self._engine.contain_http_errors and contains_http_error(final.status))
         ):
             return None
         body = contained_error(record, self.facts.id)

@@ -13,6 +13,7 @@ __all__ = [
     "CONTAINED_OUTCOMES",
     "CONTAINED_SOURCE",
     "HANDED_ON_STATUSES",
+    "NEVER_CONTAINED_METHODS",
     "contained_error",
     "contains_http_error",
     "server_error",
@@ -69,6 +70,14 @@ def server_error(body: bytes, content_type: str | None, request_id: RequestId) -
     if error is None:
         return None
     return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+NEVER_CONTAINED_METHODS = frozenset({"server/discover", "initialize"})
+"""Methods whose JSON-RPC error an SDK takes as the server's verdict, so a failure of
+theirs reaches the SDK as the transport error it is. mcp 2.x's ``Client(mode="auto")``
+reads an error answering ``server/discover`` as "this server speaks an older version" and
+falls back to ``initialize`` (a contained network error would downgrade the protocol);
+an error answering ``initialize`` is the server refusing the handshake."""
 
 
 def contained_error(record: CallRecord, request_id: RequestId) -> bytes:

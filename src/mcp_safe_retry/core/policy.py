@@ -125,6 +125,7 @@ class Reason(StrEnum):
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
     DUPLICATE_HELD = "duplicate_held"  # the same UNSAFE call may have run: nothing sent
+    REDIRECT = "redirect"  # a 3xx hop: the client sends the request on to its Location
 
 
 @attrs.frozen
@@ -374,6 +375,8 @@ def decide(
     outcome = classification.outcome
     if outcome in SUCCESSES:
         return _STOP_SUCCESS
+    if outcome is Outcome.REDIRECT:  # the client sends the request on: not ours to re-send
+        return _STOP_REDIRECT
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
@@ -402,6 +405,7 @@ def is_transient(policy: RetryPolicy, classification: Classification) -> bool:
 _STOP_SUCCESS = Decision(Action.STOP, Reason.SUCCESS)
 _STOP_NOT_RETRYABLE = Decision(Action.STOP, Reason.NOT_RETRYABLE)
 _STOP_NOT_IDEMPOTENT = Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
+_STOP_REDIRECT = Decision(Action.STOP, Reason.REDIRECT)
 
 
 def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:

@@ -14,7 +14,8 @@ import copy
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import httpx
 
@@ -94,6 +95,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             error to a request is answered so too, save 3xx, 401, 403 and 404, which the
             layers above handle (``core/contain.py``); the httpx2 shells hand HTTP errors on
             (mcp 2.x answers them for the request by itself).
+            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
+            as the server's verdict), nor for a stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -176,7 +179,13 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
-            return self._inner.handle_request(request)
+            if request.method != "DELETE":
+                return self._inner.handle_request(request)
+            session = headers.get("mcp-session-id")  # the client ends its session
+            self.engine.sessions.ending(session)
+            ended = self._inner.handle_request(request)
+            self.engine.sessions.end_answered(session, ended.status_code)
+            return ended
         try:
             if hedging is None:
                 command, response, head, body = self._run(call, request, call.start())
@@ -208,6 +217,21 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if type(command) is Refuse:
             raise call.annotated(refusal(command, request))
         raise AssertionError(f"no answer: {command!r}")
+
+    def __enter__(self) -> Self:
+        """Enter the inner transport too (one that must be entered, such as an in-process
+        ASGI bridge, starts its work there), as the client enters this one."""
+        self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        self._inner.__exit__(exc_type, exc_value, traceback)
 
     def close(self) -> None:
         self._inner.close()
