@@ -42,6 +42,7 @@ TABLE = [
     (ANSWERED, _of(Outcome.INVALID_TOOL_RESULT)),
     (ANSWERED, _of(Outcome.RPC_SUCCESS)),
     (ANSWERED, _of(Outcome.ACCEPTED)),
+    (ANSWERED, pytest.param(verdict(Outcome.REDIRECT, status=307), None, id="redirect-307")),
     (ANSWERED, _http(400)),
     (ANSWERED, _http(401)),
     (ANSWERED, _http(404)),

@@ -57,6 +57,7 @@ _ANSWERS = frozenset(
         Outcome.INVALID_TOOL_RESULT,  # a JSON-RPC result: the server says the call completed
         Outcome.RPC_SUCCESS,
         Outcome.ACCEPTED,  # a notification's 202
+        Outcome.REDIRECT,  # a 3xx: the request is to be sent elsewhere, nothing was processed
     }
 )
 _NOT_SENT_KINDS = frozenset({ErrorKind.CONNECT, ErrorKind.POOL, ErrorKind.LOCAL})
