@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The official MCP SDKs' own Streamable-HTTP and SSE tests, run twice: bare, and with every
+# httpx/httpx2 AsyncClient they build sent through our AsyncRetryTransport and their client
+# factory replaced by our mcp_client (tests/sdk_suites/sdk_wrap.py). Fails on any difference
+# between the two runs other than those listed in tests/sdk_suites/by_design.toml, on any
+# failure of the bare run, and if the wrapped run wrapped no client.
+#
+# Each SDK's sdist is downloaded from the package index into a cache outside the repository
+# (MCP_SAFE_RETRY_CACHE, default ~/.cache/mcp-safe-retry), with a virtual environment of its
+# own holding that sdist, the test dependencies its pyproject declares, and this project.
+# Usage: bash scripts/sdk_suites.sh [mcp2|mcp1]...   (default: both)
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+python="${PYTHON:-python3}"
+cache="${MCP_SAFE_RETRY_CACHE:-$HOME/.cache/mcp-safe-retry}/sdk"
+here="$repo/tests/sdk_suites"
+jobs="${MCP_SAFE_RETRY_SDK_JOBS:-2}"  # pytest-xdist workers; both SDKs' dev groups bring xdist
+pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
+
+# $1: the SDK's version. Downloads and unpacks its sdist, then (re)builds its venv when
+# the sdist, the SDK's declared test dependencies, this project's pyproject or Python changed.
+prepare() {
+  local version="$1" dir="$cache/mcp-$version"
+  local sdist="$dir/mcp-$version.tar.gz" src="$dir/mcp-$version" venv="$dir/venv"
+  mkdir -p "$dir"
+  if [ ! -f "$sdist" ]; then
+    "$python" -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
+      "mcp==$version" -d "$dir/download" >&2
+    mv "$dir/download/mcp-$version.tar.gz" "$sdist"
+    rm -rf "$dir/download" "$src"
+  fi
+  [ -d "$src" ] || tar -xzf "$sdist" -C "$dir"
+  local requirements key
+  requirements="$("$python" "$here/dev_deps.py" "$src")"
+  key="$(printf '%s\n' "$(sha256sum "$sdist")" "$requirements" "$(sha256sum "$repo/pyproject.toml")" \
+    "$repo" "$("$python" -VV)" | sha256sum | cut -c1-64)"
+  if [ "$(cat "$dir/venv.key" 2>/dev/null)" != "$key" ]; then
+    echo "sdk-suites: building the venv for mcp $version (its sdist, dev group, this project)" >&2
+    rm -rf "$venv" "$dir/venv.key"
+    "$python" -m venv "$venv"
+    local -a lines
+    mapfile -t lines <<<"$requirements"
+    # The sdist's version comes from git tags, which an sdist has none of: say it.
+    UV_DYNAMIC_VERSIONING_BYPASS="$version" pip_install "$venv" "$src" "${lines[@]}" -e "$repo" \
+      2> >(grep -v "^WARNING: Location" >&2)
+    echo "$key" >"$dir/venv.key"
+  fi
+}
+
+# $1: a label, $2: the SDK's version, the rest: pytest selection arguments.
+# Runs the selection bare and wrapped, then compares the two runs.
+compare_runs() {
+  local label="$1" version="$2"
+  shift 2
+  local dir="$cache/mcp-$version"
+  local src="$dir/mcp-$version" venv="$dir/venv" out="$dir/runs/$label"
+  rm -rf "$out"
+  mkdir -p "$out/counts"
+  local mode start status
+  for mode in bare wrapped; do
+    local -a plugins=(-p sdk_results)
+    [ "$mode" = wrapped ] && plugins+=(-p sdk_wrap)
+    start=$SECONDS
+    status=0
+    (cd "$src" && PYTHONPATH="$here" MCP_SAFE_RETRY_SDK_RESULTS="$out/$mode.json" \
+      MCP_SAFE_RETRY_SDK_COUNTS="$out/counts" \
+      "$venv/bin/python" -m pytest -p no:cacheprovider "${plugins[@]}" --color=no -q \
+      -n "$jobs" -o log_cli=false "$@" >"$out/$mode.log" 2>&1) || status=$?
+    echo "sdk-suites: $label $mode: pytest exit $status in $((SECONDS - start)) s ($out/$mode.log)" >&2
+  done
+  "$venv/bin/python" "$here/compare.py" --label "$label" --by-design "$here/by_design.toml" \
+    "$out/bare.json" "$out/wrapped.json" "$out/counts"
+}
+
+run_mcp2() {
+  local version=2.3.0
+  prepare "$version"
+  compare_runs "mcp-$version" "$version" \
+    tests/shared/test_streamable_http.py tests/shared/test_httpx_utils.py tests/client/ \
+    tests/interaction/ tests/issues/ tests/server/test_streamable_http_manager.py
+}
+
+run_mcp1() {
+  local version=1.30.0
+  prepare "$version"
+  compare_runs "mcp-$version" "$version" \
+    tests/shared/test_streamable_http.py tests/shared/test_sse.py tests/shared/test_httpx_utils.py \
+    tests/client/ tests/issues/ tests/server/test_streamable_http_manager.py
+}
+
+failed=0
+for sdk in "${@:-mcp2 mcp1}"; do
+  for one in $sdk; do
+    "run_$one" || failed=1
+  done
+done
+exit "$failed"
