@@ -1,9 +1,10 @@
-"""Print the pip requirements of an SDK sdist's ``dev`` dependency group, one a line.
+"""Print the pip requirements of an SDK sdist's tests (its extras and ``dev`` group), one a line.
 
 Usage: ``python dev_deps.py SDIST_DIR``. The group is read from the sdist's own
-pyproject.toml, so the test environment follows what the SDK declares. uv workspace
-members the group names (``mcp[cli]``, ``mcp-example-stories``, ``mcp-types``) become the
-sdist's own directories, so nothing of the SDK comes from anywhere but this sdist; a
+pyproject.toml, so the test environment follows what the SDK declares; the SDK itself comes
+with all its extras, as its CI installs it. uv workspace members (``mcp``,
+``mcp-example-stories``, ``mcp-types``) become the sdist's own directories, so nothing of
+the SDK comes from anywhere but this sdist; a
 requirement uv takes from a git repository (``strict-no-cover``, a coverage checker the
 tests do not import) is left out and named on stderr.
 """
@@ -37,7 +38,8 @@ def _workspace_members(root: Path, project: dict[str, object]) -> dict[str, Path
 
 
 def requirements(root: Path) -> list[str]:
-    """The dev group of the sdist at ``root``, as pip requirement lines."""
+    """The SDK at ``root`` with all its extras and its dev group, as pip requirement lines
+    (what the SDK's own CI installs: ``uv sync --all-extras --dev``)."""
     data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     uv = data.get("tool", {}).get("uv", {})
     sources: dict[str, dict[str, object]] = {
@@ -48,27 +50,31 @@ def requirements(root: Path) -> list[str]:
         "uv_workspace": uv.get("workspace", {}).get("members", []),
     }
     members = _workspace_members(root, project)
+    extras: dict[Path, set[str]] = {root: set(data["project"].get("optional-dependencies", {}))}
     lines: list[str] = []
     for requirement in data.get("dependency-groups", {}).get("dev", []):
         if not isinstance(requirement, str):  # an include-group table: none in these SDKs
             raise SystemExit(f"unsupported dependency-group entry: {requirement!r}")
         match = _NAME.match(requirement)
         assert match is not None, requirement
-        name, extras = _normalized(match.group(1)), match.group(2) or ""
+        name = _normalized(match.group(1))
+        named = {extra.strip() for extra in (match.group(2) or "[]")[1:-1].split(",") if extra}
         source = sources.get(name, {})
         if "git" in source:
-            print(
-                f"left out (a git source, not on the package index): {requirement}", file=sys.stderr
-            )
+            print(f"left out (a git source, not on the package index): {requirement}", file=sys.stderr)
         elif source.get("workspace") and name in members:
-            lines.append(f"{members[name]}{extras}")
+            extras.setdefault(members[name], set()).update(named)
         else:
             lines.append(requirement)
     # The SDK's own workspace libraries it pins to its version (mcp 2.x: mcp-types), from here too.
     for name, directory in members.items():
-        if directory != root and name in sources and f"{directory}" not in "\n".join(lines):
-            lines.append(str(directory))
-    return lines
+        if name in sources and sources[name].get("workspace"):
+            extras.setdefault(directory, set())
+    workspace = [
+        f"{directory}[{','.join(sorted(named))}]" if named else str(directory)
+        for directory, named in extras.items()
+    ]
+    return workspace + lines
 
 
 if __name__ == "__main__":

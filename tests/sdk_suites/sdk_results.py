@@ -53,6 +53,11 @@ class Results:
         if report.failed and report.nodeid not in self.messages:
             self.messages[report.nodeid] = _error_line(str(report.longrepr))
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # a module that fails to import is an error, not a test less
+            self.outcomes[report.nodeid] = "error"
+            self.messages[report.nodeid] = _error_line(str(report.longrepr))
+
     def pytest_sessionfinish(self) -> None:
         document = {"outcomes": self.outcomes, "messages": self.messages}
         self.path.write_text(json.dumps(document, indent=1, sort_keys=True), encoding="utf-8")
