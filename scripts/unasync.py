@@ -38,6 +38,8 @@ UNASYNC: Sequence[Rule] = (
     ("AsyncIterator", "Iterator"),
     ("AsyncClient", "Client"),
     ("handle_async_request", "handle_request"),
+    ("__aenter__", "__enter__"),
+    ("__aexit__", "__exit__"),
     ("__aiter__", "__iter__"),
     ("aiter_bytes", "iter_bytes"),
     ("aclose", "close"),

@@ -57,7 +57,10 @@ HTTP = [
     pytest.param(
         503, b"{bad", "application/json", (Outcome.HTTP_ERROR, 503, None), id="503-badjson"
     ),
-    pytest.param(301, b"", None, (Outcome.HTTP_ERROR, 301, None), id="redirect"),
+    pytest.param(301, b"", None, (Outcome.REDIRECT, 301, None), id="redirect"),
+    pytest.param(307, b"", None, (Outcome.REDIRECT, 307, None), id="redirect-307"),
+    pytest.param(308, b"", "text/plain", (Outcome.REDIRECT, 308, None), id="redirect-308"),
+    pytest.param(304, b"", None, (Outcome.HTTP_ERROR, 304, None), id="not-modified"),
     pytest.param(
         400,
         _j({"error": {"code": True, "message": "x"}}),

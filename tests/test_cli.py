@@ -90,8 +90,10 @@ def test_probe_unreachable_server_is_a_clear_error(capsys: pytest.CaptureFixture
     status = main(["probe", f"http://127.0.0.1:{port}/mcp", "--tool", "x", "--timeout", "2"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "error: MCPError: mcp-safe-retry: NETWORK_ERROR" in out  # contained, not a crash
-    assert "NETWORK_ERROR" in out
+    # The SDK's server/discover meets the refusal: it gets the ConnectError as it would bare
+    # (a contained error would read as an older server), and the probe reports it.
+    assert "error: ConnectError: All connection attempts failed" in out
+    assert "NETWORK_ERROR" in out and "server/discover" in out
 
 
 @pytest.mark.parametrize(

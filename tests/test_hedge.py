@@ -145,6 +145,7 @@ ENDINGS = [
     ),
     pytest.param(_classified(Outcome.STREAM_INCOMPLETE), Ending.TRANSIENT, id="stream-cut"),
     pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
+    pytest.param(_classified(Outcome.REDIRECT, status=307), Ending.SUCCESS, id="redirect"),
 ]
 
 

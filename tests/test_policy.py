@@ -137,6 +137,7 @@ STOPS = [
     pytest.param(Outcome.HTTP_ERROR, 401, Reason.NOT_RETRYABLE, id="401"),
     pytest.param(Outcome.HTTP_ERROR, 404, Reason.NOT_RETRYABLE, id="404"),
     pytest.param(Outcome.HTTP_ERROR, 501, Reason.NOT_RETRYABLE, id="501"),
+    pytest.param(Outcome.REDIRECT, 307, Reason.REDIRECT, id="redirect"),
 ]
 
 

@@ -76,6 +76,7 @@ def test_every_outcome_is_produced() -> None:
         classify(200, b'{"jsonrpc":"2.0","id":1,"result":{"content":1}}').outcome,
         classify(202, b"", expected_id=None).outcome,
         classify(200, b": only a comment\n\n", content_type="text/event-stream").outcome,
+        classify(307, b"").outcome,
     }
 
     def refuse(request: httpx.Request) -> httpx.Response:

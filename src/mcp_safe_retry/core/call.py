@@ -38,7 +38,7 @@ from .commands import (
     Sleep,
     Stream,
 )
-from .contain import CONTAINED_OUTCOMES, contained_error
+from .contain import CONTAINED_OUTCOMES, NEVER_CONTAINED_METHODS, contained_error
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -300,6 +300,7 @@ class Call(Renewing, Ledger):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
+        resumable = False
         if not self.done:
             decision = self._stream_settled(tracker, kind, detail if error is not None else None)
             if decision is _ASK_BUDGET:
@@ -307,8 +308,11 @@ class Call(Renewing, Ledger):
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
+            resumable = decision.reason is Reason.RESUMABLE
         if tracker.done:
             return END_STREAM
+        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
+            return END_STREAM if error is None else Raise(self.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:
             return EndStream(contained)
@@ -386,11 +390,16 @@ class Call(Renewing, Ledger):
 
         Outside a stream only NETWORK_ERROR and STREAM_INCOMPLETE are contained (an HTTP
         error already is an answer); inside an SSE stream that holds no response, whatever
-        ended the call is. None when containment is off or the call is a notification.
+        ended the call is. None when containment is off, the call is a notification, or its
+        method's error would be read as the server's verdict (``NEVER_CONTAINED_METHODS``).
         """
+        if not self._engine.contain_failures or self.facts.id is None:
+            return None
+        if self.facts.method in NEVER_CONTAINED_METHODS:  # the SDK reads it as a verdict
+            return None
         record = self.ref.current
         final = record.classification
-        if not self._engine.contain_failures or self.facts.id is None or final is None:
+        if final is None:
             return None
         if not in_stream and final.outcome not in CONTAINED_OUTCOMES:
             return None

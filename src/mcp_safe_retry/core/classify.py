@@ -60,6 +60,7 @@ class Outcome(StrEnum):
     NETWORK_ERROR = "NETWORK_ERROR"
     STREAM_INCOMPLETE = "STREAM_INCOMPLETE"
     CIRCUIT_OPEN = "CIRCUIT_OPEN"  # not sent: the circuit breaker held the request back
+    REDIRECT = "REDIRECT"  # a hop: the client sends the request on to the Location
 
 
 LAYER_OF: dict[Outcome, Layer] = {
@@ -76,12 +77,19 @@ LAYER_OF: dict[Outcome, Layer] = {
     Outcome.NETWORK_ERROR: Layer.TRANSPORT,
     Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
     Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
+    Outcome.REDIRECT: Layer.TRANSPORT,
 }
 
 SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})
 """Outcomes that end a call as the caller hoped (INPUT_REQUIRED is neither: it continues)."""
-NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED}
-"""Outcomes that are no failure: the successes, and a server asking for more input."""
+NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED, Outcome.REDIRECT}
+"""Outcomes that are no failure: the successes, a server asking for more input, and a
+redirect (a hop the client follows)."""
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+"""The statuses an HTTP client follows to their Location (httpx's and httpx2's set). The
+MCP SDKs follow 307 and 308 within the origin themselves; so does a client with
+``follow_redirects``. The answer is a hop on the way, neither a failure nor a success."""
 
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 
@@ -96,9 +104,9 @@ _SESSION_LOST_WORDS = ("session terminated", "session not found", "session expir
 class Classification:
     """The verdict on one exchange.
 
-    ``status`` is set only for HTTP_ERROR; ``code`` is the JSON-RPC error code wherever one
-    was found (also inside a non-2xx body). The other fields help a person and never take
-    part in ``as_dict()``.
+    ``status`` is set only for HTTP_ERROR and REDIRECT; ``code`` is the JSON-RPC error code
+    wherever one was found (also inside a non-2xx body). The other fields help a person and
+    never take part in ``as_dict()``.
     """
 
     layer: Layer
@@ -226,7 +234,10 @@ def classify_answer(
 
 
 def classify_http_error(status: int, body: bytes, content_type: str | None) -> Classification:
-    """A non-2xx answer; a JSON-RPC error inside its body keeps its code and message."""
+    """A non-2xx answer; a JSON-RPC error inside its body keeps its code and message. A
+    redirect is a hop (``REDIRECT``), not an error."""
+    if status in REDIRECT_STATUSES:
+        return verdict(Outcome.REDIRECT, status=status)
     code = message = None
     if body and media_type(content_type)[0] == "application/json":
         try:

@@ -8,7 +8,13 @@ from .classify import Outcome
 from .jsonrpc import RequestId, dumps
 from .records import CallRecord
 
-__all__ = ["CONTAINED_ERROR_CODE", "CONTAINED_OUTCOMES", "CONTAINED_SOURCE", "contained_error"]
+__all__ = [
+    "CONTAINED_ERROR_CODE",
+    "CONTAINED_OUTCOMES",
+    "CONTAINED_SOURCE",
+    "NEVER_CONTAINED_METHODS",
+    "contained_error",
+]
 
 CONTAINED_ERROR_CODE = -32010
 """The JSON-RPC error code of a failure the transport contained (``contain_failures``).
@@ -27,6 +33,13 @@ CONTAINED_OUTCOMES = frozenset(
     {Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE, Outcome.CIRCUIT_OPEN}
 )
 """What is contained outside a stream (an HTTP error is an answer already)."""
+
+NEVER_CONTAINED_METHODS = frozenset({"server/discover", "initialize"})
+"""Methods whose JSON-RPC error an SDK takes as the server's verdict, so a failure of
+theirs reaches the SDK as the transport error it is. mcp 2.x's ``Client(mode="auto")``
+reads an error answering ``server/discover`` as "this server speaks an older version" and
+falls back to ``initialize`` (a contained network error would downgrade the protocol);
+an error answering ``initialize`` is the server refusing the handshake."""
 
 
 def contained_error(record: CallRecord, request_id: RequestId) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..instrumentation.hooks import Hook, notify_attempt, notify_call
-from .classify import NOT_FAILURES, Classification
+from .classify import NOT_FAILURES, Classification, Outcome
 from .hedge import Copy, CopyKind
 from .jsonrpc import RequestFacts, RequestId
 from .kinds import AttemptKind
@@ -176,8 +176,9 @@ class Ledger:
         if facts.id is not None:
             if self._wire_id is not facts.id:
                 engine.observed.settled(self._session, facts.id)
-            failed = classification.outcome not in NOT_FAILURES
-            engine.detector.finished(facts.identity, failed, now)
+            outcome = classification.outcome
+            if outcome is not Outcome.REDIRECT:  # a hop: the request sent on to its Location
+                engine.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
         engine.history.append(snapshot, replacing=self._previous)
         self._previous = None
         if listeners:

@@ -110,6 +110,7 @@ class Reason(StrEnum):
     RESUMABLE = "resumable"  # the stream had event ids: resuming is the client's (Last-Event-ID)
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
+    REDIRECT = "redirect"  # a 3xx hop: the client sends the request on to its Location
 
 
 @attrs.frozen
@@ -338,6 +339,8 @@ def decide(
     outcome = classification.outcome
     if outcome in SUCCESSES:
         return _STOP_SUCCESS
+    if outcome is Outcome.REDIRECT:  # the client sends the request on: not ours to re-send
+        return _STOP_REDIRECT
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
@@ -366,6 +369,7 @@ def is_transient(policy: RetryPolicy, classification: Classification) -> bool:
 _STOP_SUCCESS = Decision(Action.STOP, Reason.SUCCESS)
 _STOP_NOT_RETRYABLE = Decision(Action.STOP, Reason.NOT_RETRYABLE)
 _STOP_NOT_IDEMPOTENT = Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
+_STOP_REDIRECT = Decision(Action.STOP, Reason.REDIRECT)
 
 
 def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:

@@ -80,15 +80,17 @@ class Renewing:
     def _renewable(self, classification: Classification) -> bool:
         """Whether a 404 says the session the request carried is lost, and this call may
         renew it: once (a 404 in the renewed session is handed on), never for the client's
-        own initialize or resuming GET, and only with the initialize that opened the
-        session to replay."""
+        own initialize or resuming GET, never for a session the client ended itself (its
+        own DELETE), and only with the initialize that opened the session to replay."""
         session = self._sent_session
+        sessions = self._engine.sessions
         return (
             session is not None
             and not self._renewed
             and not self._resuming
             and self.facts.method != "initialize"
-            and self._engine.sessions.handshake(session) is not None
+            and not sessions.ended(session)
+            and sessions.handshake(session) is not None
             and session_lost(classification, sent_session=True)
         )
 

@@ -54,8 +54,8 @@ class Handshake(NamedTuple):
 
 class Sessions:
     """The sessions seen on this transport: the handshake that opened each, which expired
-    ones were renewed as which, and how often a renewal failed. Bounded; safe across
-    threads."""
+    ones were renewed as which, how often a renewal failed, and which ones the client ended
+    itself. Bounded; safe across threads."""
 
     def __init__(self, limit: int = 256) -> None:
         self._lock = threading.Lock()
@@ -64,6 +64,7 @@ class Sessions:
         self._newest: OrderedDict[str, str] = OrderedDict()  # expired -> the id in use now
         self._first: OrderedDict[str, str] = OrderedDict()  # renewed -> the first of its line
         self._failures: OrderedDict[str, int] = OrderedDict()
+        self._ended: OrderedDict[str, None] = OrderedDict()  # ended by the client's DELETE
 
     def opened(self, session: str, handshake: Handshake) -> None:
         """The client's ``handshake`` opened ``session`` (the one a renewal replays)."""
@@ -107,6 +108,29 @@ class Sessions:
         with self._lock:
             self._failures[expired] = self._failures.get(expired, 0) + 1
             _bound(self._failures, self._limit)
+
+    def ending(self, session: str | None) -> None:
+        """The client sends ``DELETE`` for ``session``: from now on a 404 for it is the end
+        the client asked for, not an expiry, and is handed on (marked before the DELETE
+        goes, so a request racing it is not renewed either)."""
+        if session is None:
+            return
+        with self._lock:
+            self._ended[session] = None
+            self._ended.move_to_end(session)
+            _bound(self._ended, self._limit)
+
+    def end_answered(self, session: str | None, status: int) -> None:
+        """The server answered the client's ``DELETE`` of ``session``: 405 says it does not
+        let clients end sessions (the session lives on, and may still expire)."""
+        if session is None or status != 405:
+            return
+        with self._lock:
+            self._ended.pop(session, None)
+
+    def ended(self, session: str) -> bool:
+        """Whether the client ended ``session`` with its own ``DELETE``: never renewed."""
+        return session in self._ended
 
 
 def _bound(entries: OrderedDict[str, _V], limit: int) -> None:

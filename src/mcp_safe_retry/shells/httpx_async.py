@@ -9,7 +9,8 @@ and the two httpx2 shells from it (CI checks they are up to date), so they never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import anyio
 import httpx
@@ -76,6 +77,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
+            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
+            as the server's verdict), nor for a stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -147,7 +150,13 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
-            return await self._inner.handle_async_request(request)
+            if request.method != "DELETE":
+                return await self._inner.handle_async_request(request)
+            session = headers.get("mcp-session-id")  # the client ends its session
+            self.engine.sessions.ending(session)
+            ended = await self._inner.handle_async_request(request)
+            self.engine.sessions.end_answered(session, ended.status_code)
+            return ended
         try:
             if hedging is None:
                 command, response, head, body = await self._run(call, request, call.start())
@@ -179,6 +188,21 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if type(command) is Refuse:
             raise call.annotated(CircuitOpenError(command.message, request=request))
         raise AssertionError(f"no answer: {command!r}")
+
+    async def __aenter__(self) -> Self:
+        """Enter the inner transport too (one that must be entered, such as an in-process
+        ASGI bridge, starts its work there), as the client enters this one."""
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        await self._inner.__aexit__(exc_type, exc_value, traceback)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

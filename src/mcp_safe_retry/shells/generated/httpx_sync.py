@@ -13,7 +13,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import httpx
 
@@ -79,6 +80,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising.
+            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
+            as the server's verdict), nor for a stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -148,7 +151,13 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         elif request.method == "GET":
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
-            return self._inner.handle_request(request)
+            if request.method != "DELETE":
+                return self._inner.handle_request(request)
+            session = headers.get("mcp-session-id")  # the client ends its session
+            self.engine.sessions.ending(session)
+            ended = self._inner.handle_request(request)
+            self.engine.sessions.end_answered(session, ended.status_code)
+            return ended
         try:
             if hedging is None:
                 command, response, head, body = self._run(call, request, call.start())
@@ -180,6 +189,21 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if type(command) is Refuse:
             raise call.annotated(CircuitOpenError(command.message, request=request))
         raise AssertionError(f"no answer: {command!r}")
+
+    def __enter__(self) -> Self:
+        """Enter the inner transport too (one that must be entered, such as an in-process
+        ASGI bridge, starts its work there), as the client enters this one."""
+        self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        self._inner.__exit__(exc_type, exc_value, traceback)
 
     def close(self) -> None:
         self._inner.close()
