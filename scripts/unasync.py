@@ -60,6 +60,8 @@ UNASYNC: Sequence[Rule] = (
 # httpx to httpx2: the library, and the generated modules made for it.
 HTTPX2: Sequence[Rule] = (
     ("import httpx\n", "import httpx2 as httpx\n"),
+    ("from httpx._utils import", "from httpx2._utils import"),
+    ("CONTAIN_HTTP_ERRORS = True", "CONTAIN_HTTP_ERRORS = False"),
     ("httpx shell", "httpx2 shell"),
     ("from ..errors_httpx import", "from .errors_httpx2 import"),
     ("from ..bodies_httpx_async import", "from .bodies_httpx2_async import"),

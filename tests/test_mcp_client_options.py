@@ -56,9 +56,28 @@ async def test_client_keywords_reach_the_client(library: Any, mcp_client: Any) -
 
 
 @pytest.mark.parametrize(("library", "mcp_client"), LIBRARIES)
-async def test_redirects_are_followed_by_default(library: Any, mcp_client: Any) -> None:
+async def test_it_starts_from_the_sdks_own_settings(library: Any, mcp_client: Any) -> None:
+    # Both SDKs' create_mcp_http_client: 30 s timeouts, 300 s read, redirects left to the
+    # SDK's transport (it follows them within the origin), the environment trusted.
     async with mcp_client() as http:
-        assert http.follow_redirects
+        assert http.timeout == library.Timeout(30.0, read=300.0)
+        assert not http.follow_redirects
+        assert http.trust_env
+
+
+def test_it_has_the_settings_of_mcp2s_factory() -> None:
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    ours, sdk = mcp_safe_retry.httpx2.mcp_client(), create_mcp_http_client()
+    for setting in ("timeout", "follow_redirects", "max_redirects", "trust_env", "headers"):
+        assert getattr(ours, setting) == getattr(sdk, setting), setting
+
+
+@pytest.mark.parametrize(("library", "mcp_client"), LIBRARIES)
+async def test_the_user_still_overrides_them(library: Any, mcp_client: Any) -> None:
+    timeout = library.Timeout(5.0)
+    async with mcp_client(timeout=timeout, follow_redirects=True, trust_env=False) as http:
+        assert http.timeout == timeout and http.follow_redirects and not http.trust_env
 
 
 @pytest.mark.parametrize(("library", "mcp_client"), LIBRARIES)
@@ -72,3 +91,74 @@ def test_connection_settings_go_to_the_inner_transport(library: Any, mcp_client:
 def test_an_unknown_keyword_is_still_refused(library: Any, mcp_client: Any) -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'histroy'"):
         mcp_client(histroy=History())
+
+
+# -- settings of the other HTTP library: refused at once, naming the mcp_client to use ------
+
+
+class _Httpx2Auth(httpx2.Auth):
+    """An auth flow of the user's own (as the SDK's OAuth provider is): judged by its base."""
+
+
+class _HttpxAuth(httpx.Auth):
+    pass
+
+
+def _settings(library: Any) -> dict[str, Any]:
+    own_auth = _HttpxAuth() if library is httpx else _Httpx2Auth()
+    return {
+        "timeout": {"timeout": library.Timeout(30)},
+        "auth": {"auth": library.BasicAuth("user", "secret")},
+        "auth-subclass": {"auth": own_auth},
+        "limits": {"limits": library.Limits(max_connections=3)},
+        "transport": {"transport": library.AsyncHTTPTransport()},
+        "mock-transport": {"transport": library.MockTransport(lambda r: None)},
+        "proxy": {"proxy": library.Proxy("http://127.0.0.1:9")},
+        "mounts": {"mounts": {"all://": library.AsyncHTTPTransport()}},
+        "client": {"transport": library.AsyncClient()},
+    }
+
+
+KINDS = list(_settings(httpx))
+FACTORIES = {
+    "httpx": (mcp_safe_retry.mcp_client, "mcp_safe_retry.mcp_client"),
+    "httpx2": (mcp_safe_retry.httpx2.mcp_client, "mcp_safe_retry.httpx2.mcp_client"),
+}
+MIXES = [
+    pytest.param(called, given, kind, id=f"{called}-given-{given}-{kind}")
+    for called, given in (("httpx", "httpx2"), ("httpx2", "httpx"))
+    for kind in KINDS
+]
+
+
+@pytest.mark.parametrize(("called", "given", "kind"), MIXES)
+def test_a_setting_of_the_other_library_is_refused_by_name(
+    called: str, given: str, kind: str
+) -> None:
+    factory, own = FACTORIES[called]
+    settings = _settings(httpx if given == "httpx" else httpx2)[kind]
+    with pytest.raises(TypeError) as raised:
+        factory(**settings)
+    message = str(raised.value)
+    assert message.startswith(f"{own} got ")
+    assert f"use {FACTORIES[given][1]}," in message
+
+
+@pytest.mark.parametrize("called", ["httpx", "httpx2"])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_settings_of_its_own_library_are_taken(called: str, kind: str) -> None:
+    factory, _ = FACTORIES[called]
+    settings = _settings(httpx if called == "httpx" else httpx2)[kind]
+    if kind == "client":  # a client is no transport, of either library
+        with pytest.raises(TypeError, match=rf"needs an {called} transport to wrap, not {called}"):
+            factory(**settings)
+        return
+    async with factory(**settings):
+        pass
+
+
+def test_the_example_of_the_issue() -> None:
+    with pytest.raises(TypeError, match=r"use mcp_safe_retry\.mcp_client,"):
+        mcp_safe_retry.httpx2.mcp_client(timeout=httpx.Timeout(30))
+    with pytest.raises(TypeError, match=r"use mcp_safe_retry\.httpx2\.mcp_client,"):
+        mcp_safe_retry.mcp_client(timeout=httpx2.Timeout(30))

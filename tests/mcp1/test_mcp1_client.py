@@ -211,3 +211,40 @@ async def test_a_dropped_session_is_reinitialised_and_the_call_runs_once(
     assert second.http_statuses == (404, 200, 200) and second.post_count == 2
     third = tool_records(history, tool)[2]
     assert third.post_count == 1 and third.session_id == second.session_id
+
+
+# -- a final HTTP error: mcp 1.x calls raise_for_status() and would end its session ---------
+
+
+async def test_a_final_503_on_an_unsafe_tool_leaves_the_session_usable(kitchen: Kitchen) -> None:
+    history = History()
+    url = kitchen.url_for("errors.http_status_sequence", {"statusCodes": [503], "tool": "charge"})
+    result = await call(url, "charge", {"key": "k5", "amount": 1}, history)  # then lookup
+    assert isinstance(result, McpError) and result.error.code == CONTAINED_ERROR_CODE
+    assert result.error.data["source"] == "mcp-safe-retry" and result.error.data["local"]
+    (record,) = tool_records(history, "charge")
+    assert record.http_statuses == (503,)  # the record keeps the real status; never re-sent
+    assert record.classification.outcome is Outcome.HTTP_ERROR
+    assert kitchen.posts("charge") == 1 and kitchen.state()["executions"] == {"lookup": 1}
+
+
+async def test_bare_mcp1_ends_its_session_on_that_503(kitchen: Kitchen) -> None:
+    # What the containment saves it from: the same answer without our transport.
+    url = kitchen.url_for("errors.http_status_sequence", {"statusCodes": [503], "tool": "charge"})
+    with pytest.raises(BaseExceptionGroup) as raised, anyio.fail_after(20):  # noqa: PT012
+        async with (
+            httpx.AsyncClient() as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("charge", {"key": "k6", "amount": 1})
+    assert raised.group_contains(httpx.HTTPStatusError)
+
+
+def test_it_has_the_settings_of_mcp1s_factory() -> None:
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    ours, sdk = mcp_client(), create_mcp_http_client()
+    for setting in ("timeout", "follow_redirects", "max_redirects", "trust_env", "headers"):
+        assert getattr(ours, setting) == getattr(sdk, setting), setting

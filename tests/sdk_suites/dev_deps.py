@@ -61,7 +61,9 @@ def requirements(root: Path) -> list[str]:
         named = {extra.strip() for extra in (match.group(2) or "[]")[1:-1].split(",") if extra}
         source = sources.get(name, {})
         if "git" in source:
-            print(f"left out (a git source, not on the package index): {requirement}", file=sys.stderr)
+            print(
+                f"left out (a git source, not on the package index): {requirement}", file=sys.stderr
+            )
         elif source.get("workspace") and name in members:
             extras.setdefault(members[name], set()).update(named)
         else:

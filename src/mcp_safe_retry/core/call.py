@@ -38,7 +38,13 @@ from .commands import (
     Sleep,
     Stream,
 )
-from .contain import CONTAINED_OUTCOMES, NEVER_CONTAINED_METHODS, contained_error
+from .contain import (
+    CONTAINED_OUTCOMES,
+    NEVER_CONTAINED_METHODS,
+    contained_error,
+    contains_http_error,
+    server_error,
+)
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -264,6 +270,11 @@ class Call(Renewing, Ledger):
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
             return self._reissued_end(head)
+        if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+            contained = self.contained()
+            if contained is not None:  # the server's own error, if its body holds one
+                assert facts.id is not None  # only a request's failure is contained
+                return Contain(server_error(body, head.content_type, facts.id) or contained)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
@@ -388,8 +399,10 @@ class Call(Renewing, Ledger):
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, when failures are contained.
 
-        Outside a stream only NETWORK_ERROR and STREAM_INCOMPLETE are contained (an HTTP
-        error already is an answer); inside an SSE stream that holds no response, whatever
+        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE and CIRCUIT_OPEN are contained;
+        an HTTP error is an answer already, contained only where the engine contains HTTP
+        errors (the httpx flavour) and its status is not one a layer above handles
+        (``contains_http_error``). Inside an SSE stream that holds no response, whatever
         ended the call is. None when containment is off, the call is a notification, or its
         method's error would be read as the server's verdict (``NEVER_CONTAINED_METHODS``).
         """
@@ -399,9 +412,14 @@ class Call(Renewing, Ledger):
             return None
         record = self.ref.current
         final = record.classification
+        engine = self._engine
         if final is None:
             return None
-        if not in_stream and final.outcome not in CONTAINED_OUTCOMES:
+        if (
+            not in_stream
+            and final.outcome not in CONTAINED_OUTCOMES
+            and not (engine.contain_http_errors and contains_http_error(final.status))
+        ):
             return None
         body = contained_error(record, self.facts.id)
         return encode_event(body) if in_stream else body

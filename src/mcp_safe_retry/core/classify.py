@@ -26,6 +26,7 @@ __all__ = [
     "classify_http_error",
     "classify_json",
     "classify_message",
+    "error_in_body",
     "is_utf8",
     "media_type",
     "session_lost",
@@ -239,17 +240,27 @@ def classify_http_error(status: int, body: bytes, content_type: str | None) -> C
     if status in REDIRECT_STATUSES:
         return verdict(Outcome.REDIRECT, status=status)
     code = message = None
-    if body and media_type(content_type)[0] == "application/json":
-        try:
-            payload = loads(body)
-        except ValueError:
-            payload = None
-        error = payload.get("error") if isinstance(payload, dict) else None
-        if isinstance(error, dict) and _is_int(error.get("code")):
-            code = error["code"]
-            if isinstance(error.get("message"), str):
-                message = error["message"][:MESSAGE_LIMIT]
+    error = error_in_body(body, content_type)
+    if error is not None:
+        code = error["code"]
+        if isinstance(error.get("message"), str):
+            message = error["message"][:MESSAGE_LIMIT]
     return verdict(Outcome.HTTP_ERROR, status=status, code=code, message=message)
+
+
+def error_in_body(body: bytes, content_type: str | None) -> dict[str, JSON] | None:
+    """The JSON-RPC ``error`` object a (non-2xx) JSON body holds, if it holds one with an
+    integer code; else None."""
+    if not body or media_type(content_type)[0] != "application/json":
+        return None
+    try:
+        payload = loads(body)
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict) and _is_int(error.get("code")):
+        return error
+    return None
 
 
 def classify_json(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .classify import Outcome
+from .classify import Outcome, error_in_body
 from .jsonrpc import RequestId, dumps
 from .records import CallRecord
 
@@ -12,8 +12,11 @@ __all__ = [
     "CONTAINED_ERROR_CODE",
     "CONTAINED_OUTCOMES",
     "CONTAINED_SOURCE",
+    "HANDED_ON_STATUSES",
     "NEVER_CONTAINED_METHODS",
     "contained_error",
+    "contains_http_error",
+    "server_error",
 ]
 
 CONTAINED_ERROR_CODE = -32010
@@ -32,7 +35,37 @@ CONTAINED_SOURCE = "mcp-safe-retry"
 CONTAINED_OUTCOMES = frozenset(
     {Outcome.NETWORK_ERROR, Outcome.STREAM_INCOMPLETE, Outcome.CIRCUIT_OPEN}
 )
-"""What is contained outside a stream (an HTTP error is an answer already)."""
+"""What is contained outside a stream. An HTTP error is an answer already: it is contained
+only where the client above would die of it (``contains_http_error``)."""
+
+HANDED_ON_STATUSES = frozenset({401, 403, 404})
+"""Error statuses handed on even where HTTP errors are contained, because a layer above
+answers them itself: 401 and 403 go to an httpx ``Auth`` flow (the SDK's OAuth provider
+refreshes its token or asks for more scope, and re-sends); 404 is the SDKs' own "session
+terminated" (mcp 1.x resolves the request with an error itself; a session the server expired
+is renewed below, one the client ended must stay ended)."""
+
+
+def contains_http_error(status: int | None) -> bool:
+    """Whether a final answer with this HTTP status (a classification's: set for an
+    HTTP_ERROR only) is contained when HTTP errors are (the httpx flavour: mcp 1.x calls
+    ``raise_for_status()`` and ends its session on any non-2xx answer to a POST).
+
+    Not a 1xx/2xx (an answer, a 202 included) nor a 3xx: the SDKs follow redirects within
+    the origin themselves, and hand on one they do not follow. Not ``HANDED_ON_STATUSES``.
+    """
+    return status is not None and status >= 400 and status not in HANDED_ON_STATUSES
+
+
+def server_error(body: bytes, content_type: str | None, request_id: RequestId) -> bytes | None:
+    """The server's own JSON-RPC error in a non-2xx body, as a response to ``request_id``
+    (mcp 2.x surfaces such an error the same way, whatever id the server wrote); None when
+    the body holds none."""
+    error = error_in_body(body, content_type)
+    if error is None:
+        return None
+    return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+
 
 NEVER_CONTAINED_METHODS = frozenset({"server/discover", "initialize"})
 """Methods whose JSON-RPC error an SDK takes as the server's verdict, so a failure of

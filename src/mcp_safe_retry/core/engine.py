@@ -36,7 +36,10 @@ _LOCAL_BUDGETS = (RetryBudget, GrpcBudget)
 
 
 class Engine:
-    """Per-transport state shared by its calls: policy, history, observers, id source."""
+    """Per-transport state shared by its calls: policy, history, observers, id source.
+
+    Several retry transports may share one (``AsyncRetryTransport.over``: one per proxy
+    route of a client), and with it one history, budget, breaker and session table."""
 
     def __init__(
         self,
@@ -53,6 +56,7 @@ class Engine:
         budget: Budget | None = None,
         breaker: Breaker | None = None,
         contain_failures: bool = False,
+        contain_http_errors: bool = False,
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
@@ -75,6 +79,9 @@ class Engine:
         self.breaker_inline = type(breaker) is CircuitBreaker
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures
+        # A final non-2xx answer to a request is contained too (core/contain.py): for a
+        # client that dies of one (mcp 1.x), never for one that recovers by itself (2.x).
+        self.contain_http_errors = contain_failures and contain_http_errors
         self.sessions = Sessions()
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay

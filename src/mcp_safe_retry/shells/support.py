@@ -12,6 +12,7 @@ from ..core.policy import RetryPolicy
 __all__ = [
     "EntryGuard",
     "check_inner",
+    "check_settings",
     "header_values",
     "is_jsonrpc_post",
     "split_options",
@@ -73,10 +74,18 @@ _SHELLS = {
 _BASES = {"BaseTransport": False, "AsyncBaseTransport": True}
 
 
+_FACTORIES = {"httpx": "mcp_safe_retry.mcp_client", "httpx2": "mcp_safe_retry.httpx2.mcp_client"}
+_SDKS = {"httpx": "mcp 1.x", "httpx2": "mcp 2.x, fastmcp"}
+
+
 def _library(obj: object) -> str | None:
-    """``"httpx"`` or ``"httpx2"`` for an object of either library's own classes."""
-    root = type(obj).__module__.partition(".")[0]
-    return root if root in LIBRARIES else None
+    """``"httpx"`` or ``"httpx2"`` for an object of either library's classes, or of a class
+    derived from one (an ``Auth`` flow, a transport of the user's own)."""
+    for cls in type(obj).__mro__:
+        root = cls.__module__.partition(".")[0]
+        if root in LIBRARIES:
+            return root
+    return None
 
 
 def transport_kinds(obj: object) -> frozenset[tuple[str, bool]]:
@@ -164,6 +173,33 @@ def wrong_client(
         f"{own} cannot serve an {client}: use {_SHELLS[(library, client_is_async)]} "
         f"as the transport of an {client}"
     )
+
+
+def check_settings(library: str, settings: Mapping[str, object]) -> None:
+    """Refuse a setting of the other HTTP library given to ``mcp_client`` of ``library``.
+
+    A timeout, auth, limits, proxy, transport, mount or client of httpx given to the httpx2
+    client (or the reverse), as a framework built for the other SDK passes them, would fail
+    only at the first request, deep inside the library; this says at once which to use.
+
+    Args:
+        library: the library of the ``mcp_client`` called (``"httpx"`` or ``"httpx2"``).
+        settings: its keyword arguments (the values of ``mounts`` are judged one by one).
+
+    Raises:
+        TypeError: naming the ``mcp_client`` of the setting's library.
+    """
+    for name, value in settings.items():
+        values = value.values() if name == "mounts" and isinstance(value, Mapping) else [value]
+        for item in values:
+            other = _library(item)
+            if other is not None and other != library:
+                given = f"{type(item).__module__.partition('.')[0]}.{type(item).__qualname__}"
+                raise TypeError(
+                    f"{_FACTORIES[library]} got {name}={given}, "
+                    f"of {other} ({_SDKS[other]}): use {_FACTORIES[other]}, or give it "
+                    f"{library} settings"
+                )
 
 
 class EntryGuard:

@@ -2,7 +2,8 @@
 
 What the shells take from httpx2 beyond its transport API: the exceptions raised for an
 oversized body and for a request the circuit breaker held back, the kind of every transport
-failure, and the MCP SDKs' timeouts.
+failure, the MCP SDKs' timeouts, the environment's proxies as the library reads them, and what the
+MCP SDK of this library needs of containment.
 
 ``scripts/unasync.py`` makes the httpx2 twin (``generated/errors_httpx2.py``) from this file.
 """
@@ -10,13 +11,36 @@ failure, and the MCP SDKs' timeouts.
 from __future__ import annotations
 
 import httpx2 as httpx
+from httpx2._utils import get_environment_proxies
 
 from ...core.kinds import ErrorKind
 from ...instrumentation.redact import scrub
 
-__all__ = ["MCP_TIMEOUT", "BodyTooLarge", "CircuitOpenError", "describe_error"]
+__all__ = [
+    "CONTAIN_HTTP_ERRORS",
+    "MCP_TIMEOUT",
+    "BodyTooLarge",
+    "CircuitOpenError",
+    "describe_error",
+    "environment_proxies",
+]
 
 MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
+
+CONTAIN_HTTP_ERRORS = False
+"""Whether ``contain_failures`` contains a final HTTP error too. The MCP SDK on httpx (mcp
+1.x) calls ``raise_for_status()`` and ends its session on any non-2xx answer to a POST, so
+the httpx shells answer it as a JSON-RPC error for that request; mcp 2.x (httpx2) turns it
+into one by itself, so the httpx2 shells hand it on (``scripts/unasync.py`` makes this False
+there)."""
+
+
+def environment_proxies() -> dict[str, str | None]:
+    """The proxy routes the HTTP library reads from ``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY`` and ``NO_PROXY`` for a client with ``trust_env=True``: URL pattern -> proxy
+    URL (None: no proxy). Read by the library's own function (httpx and httpx2 differ on
+    ``NO_PROXY``), so a client of ours routes as the library's own clients do."""
+    return get_environment_proxies()
 
 
 class BodyTooLarge(httpx.ReadError):

@@ -10,9 +10,10 @@ and the two httpx2 shells from it (CI checks they are up to date), so they never
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -48,6 +49,7 @@ from ..support import (
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,
+    check_settings,
     header_values,
     hedges,
     is_jsonrpc_post,
@@ -56,7 +58,13 @@ from ..support import (
 )
 from ..support import no_race as race
 from .bodies_httpx2_sync import Ended, answered, head_of, read_whole, streaming, with_body
-from .errors_httpx2 import MCP_TIMEOUT, CircuitOpenError, describe_error
+from .errors_httpx2 import (
+    CONTAIN_HTTP_ERRORS,
+    MCP_TIMEOUT,
+    CircuitOpenError,
+    describe_error,
+    environment_proxies,
+)
 
 __all__ = ["RetryTransport", "mcp_client"]
 
@@ -79,9 +87,13 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             transports. A request it holds back is not sent: the call ends with
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32010) for the request's id instead of raising.
-            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
-            as the server's verdict), nor for a stream the client resumes itself.
+            error (code -32010) for the request's id instead of raising. In the httpx
+            shells (mcp 1.x, which ends its session on any non-2xx answer) a final HTTP
+            error to a request is answered so too, save 3xx, 401, 403 and 404, which the
+            layers above handle (``core/contain.py``); the httpx2 shells hand HTTP errors on
+            (mcp 2.x answers them for the request by itself). Never for
+            ``server/discover`` or ``initialize`` (an SDK reads an error there as the
+            server's verdict), nor for a stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -117,8 +129,21 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             budget=budget,
             breaker=breaker,
             contain_failures=contain_failures,
+            contain_http_errors=CONTAIN_HTTP_ERRORS,
         )
         self._hedges = hedges(self.engine.policy, race)
+
+    def over(self, transport: httpx.BaseTransport) -> RetryTransport:
+        """A retry transport over another inner ``transport`` that shares this one's engine
+        (policy, history, budget, breaker, sessions, hooks) and session lock.
+
+        ``mcp_client`` puts one over each proxy route of its client, so that every route
+        retries above its proxy and all of them count as one transport.
+        """
+        check_inner(transport, self)
+        twin = copy.copy(self)
+        twin._inner = transport
+        return twin
 
     @property
     def history(self) -> History:
@@ -288,42 +313,70 @@ def mcp_client(
     timeout: httpx.Timeout | float | None = None,
     transport: httpx.BaseTransport | None = None,
     contain_failures: bool = True,
+    trust_env: bool = True,
     **options: Any,
 ) -> httpx.Client:
     """A client for the MCP SDK's Streamable HTTP transport, with retries underneath.
 
-    It has the SDK's usual settings (30 s timeouts, 300 s to read a stream, redirects
-    followed) and contains final network failures as JSON-RPC errors, so one lost
-    connection fails one call instead of tearing the session down. It fits where a client
-    factory is asked for (``httpx_client_factory=functools.partial(mcp_client, ...)``).
+    It starts from the settings of the SDK's own ``create_mcp_http_client``: 30 s timeouts
+    and 300 s to read a stream; redirects not followed by the client (the SDK's transport
+    follows them itself, within the origin); the environment's proxies (``HTTP_PROXY``,
+    ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) honoured as the HTTP library does, with
+    the retry layer above each proxy. It contains final failures as JSON-RPC errors, so one
+    lost connection fails one call instead of tearing the session down. It fits where a
+    client factory is asked for (``httpx_client_factory=functools.partial(mcp_client, ...)``).
 
     Args:
         policy: the RetryPolicy.
         headers: headers sent with every request.
         auth: an httpx Auth.
         timeout: replaces the default timeouts.
-        transport: the inner transport (default: a new one).
+        transport: the inner transport (default: a new one; with one given, the
+            environment's proxies are not read, as an httpx client given one does).
         contain_failures: see RetryTransport.
-        options: Client options (follow_redirects, event_hooks, ...); connection
-            options for the default inner transport (verify, limits, http2, proxy, ...);
-            and more RetryTransport options (history, hooks, budget, breaker,
-            scenario, ...).
+        trust_env: read proxies (and the client's other settings) from the environment.
+        options: Client options (follow_redirects, event_hooks, mounts, ...);
+            connection options for the default inner transport (verify, limits, http2,
+            proxy, ...); and more RetryTransport options (history, hooks, budget,
+            breaker, scenario, ...).
+
+    Raises:
+        TypeError: a setting of the other HTTP library (the other flavour's mcp_client
+            takes it), or an option nobody takes.
     """
+    check_settings(
+        httpx.__name__, {"auth": auth, "timeout": timeout, "transport": transport, **options}
+    )
     client_options, pool_options, retry_options = split_options(
         options, httpx.Client, httpx.HTTPTransport
     )
-    if pool_options:
-        if transport is not None:
-            raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
-        transport = httpx.HTTPTransport(**pool_options)
+    mounts: Mapping[str, httpx.BaseTransport | None] = client_options.pop("mounts", None) or {}
+    proxies: dict[str, str | None] = {}
+    if transport is None:
+        transport = httpx.HTTPTransport(trust_env=trust_env, **pool_options)
+        if trust_env and "proxy" not in pool_options:  # an explicit proxy replaces them
+            proxies = environment_proxies()
+    elif pool_options:
+        raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
     retry = RetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
-    client_options.setdefault("follow_redirects", True)
+    # The routes the client would take by itself, each with the retry layer above it.
+    routes = {
+        pattern: None
+        if proxy is None
+        else retry.over(httpx.HTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options))
+        for pattern, proxy in proxies.items()
+    }
+    routes.update(
+        {pattern: None if inner is None else retry.over(inner) for pattern, inner in mounts.items()}
+    )
     return httpx.Client(
         transport=retry,
+        mounts=routes,
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
+        trust_env=trust_env,
         **client_options,
     )
