@@ -19,10 +19,10 @@ quiet() { grep -v "^WARNING: Location" || true; }  # pip's warning for each conf
 pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
 
 # $1: the SDK's version, the rest: test dependencies the SDK's dev group leaves out.
-# Downloads and unpacks its sdist, then (re)builds its venv when
-# the sdist, the SDK's declared test dependencies, this project's pyproject or Python changed.
-# The venv holds the SDK with all its extras and its dev group (what its CI installs:
-# tests/sdk_suites/dev_deps.py), and this project, editable.
+# Downloads and unpacks its sdist and builds a venv holding the SDK with all its extras and
+# its dev group (what its CI installs: tests/sdk_suites/dev_deps.py), rebuilt when the sdist,
+# those requirements or Python change; then installs this project into it, editable (again
+# when its pyproject.toml or place changes).
 prepare() {
   local version="$1" dir="$cache/mcp-$version"
   shift
@@ -35,19 +35,23 @@ prepare() {
     rm -rf "$dir/download" "$src"
   fi
   [ -d "$src" ] || tar -xzf "$sdist" -C "$dir"
-  local requirements key
+  local requirements sdk_key project_key
   requirements="$("$python" "$here/dev_deps.py" "$src"; printf '%s\n' "$@")"
-  key="$(printf '%s\n' "$(sha256sum "$sdist")" "$requirements" "$(sha256sum "$repo/pyproject.toml")" \
-    "$repo" "$("$python" -VV)" | sha256sum | cut -c1-64)"
-  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$dir/venv.key" 2>/dev/null)" != "$key" ]; then
-    echo "sdk-suites: building the venv for mcp $version (its sdist, dev group, this project)" >&2
-    rm -rf "$venv" "$dir/venv.key"
+  sdk_key="$(printf '%s\n' "$(sha256sum "$sdist")" "$requirements" "$("$python" -VV)" | sha256sum)"
+  project_key="$(printf '%s\n' "$(sha256sum "$repo/pyproject.toml")" "$repo" | sha256sum)"
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$dir/venv.key" 2>/dev/null)" != "$sdk_key" ]; then
+    echo "sdk-suites: building the venv for mcp $version (its sdist, extras and dev group)" >&2
+    rm -rf "$venv" "$dir/venv.key" "$dir/project.key"
     "$python" -m venv "$venv"
     local -a lines
     mapfile -t lines <<<"$requirements"
     # The sdist's version comes from git tags, which an sdist has none of: say it.
-    UV_DYNAMIC_VERSIONING_BYPASS="$version" pip_install "$venv" "${lines[@]}" -e "$repo" 2> >(quiet >&2)
-    echo "$key" >"$dir/venv.key"
+    UV_DYNAMIC_VERSIONING_BYPASS="$version" pip_install "$venv" "${lines[@]}" 2> >(quiet >&2)
+    echo "$sdk_key" >"$dir/venv.key"
+  fi
+  if [ "$(cat "$dir/project.key" 2>/dev/null)" != "$project_key" ]; then
+    pip_install "$venv" -e "$repo" 2> >(quiet >&2)
+    echo "$project_key" >"$dir/project.key"
   fi
 }
 
