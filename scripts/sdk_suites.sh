@@ -55,7 +55,9 @@ prepare() {
   fi
 }
 
-# $1: a label, $2: the SDK's version, the rest: pytest selection arguments.
+# $1: a label, $2: the SDK's version, the rest: pytest selection arguments. Both SDKs leave
+# out tests/client/test_stdio.py: no HTTP client there, and a race of its own between a
+# child process dying and a write to its stdin fails a test now and then, bare or not.
 # Runs the selection bare and wrapped, then compares the two runs.
 compare_runs() {
   local label="$1" version="$2"
@@ -87,7 +89,7 @@ compare_runs() {
 run_mcp2() {
   local version=2.3.0
   prepare "$version"
-  compare_runs "mcp-$version" "$version" \
+  compare_runs "mcp-$version" "$version" --ignore=tests/client/test_stdio.py \
     tests/shared/test_streamable_http.py tests/shared/test_httpx_utils.py tests/client/ \
     tests/interaction/ tests/issues/ tests/server/test_streamable_http_manager.py
 }
@@ -98,7 +100,7 @@ run_mcp1() {
   # through the docs group (mkdocs-material).
   prepare "$version" requests
   # test_command_execution runs the uv command (Claude Desktop's config), nothing over HTTP.
-  compare_runs "mcp-$version" "$version" \
+  compare_runs "mcp-$version" "$version" --ignore=tests/client/test_stdio.py \
     --deselect tests/client/test_config.py::test_command_execution \
     tests/shared/test_streamable_http.py tests/shared/test_sse.py tests/shared/test_httpx_utils.py \
     tests/client/ tests/issues/ tests/server/test_streamable_http_manager.py
