@@ -15,6 +15,7 @@ python="${PYTHON:-python3}"
 cache="${MCP_SAFE_RETRY_CACHE:-$HOME/.cache/mcp-safe-retry}/sdk"
 here="$repo/tests/sdk_suites"
 jobs="${MCP_SAFE_RETRY_SDK_JOBS:-2}"  # pytest-xdist workers; both SDKs' dev groups bring xdist
+limit="${MCP_SAFE_RETRY_SDK_TIMEOUT:-900}"  # seconds for one pytest run: a hang fails, not waits
 quiet() { grep -v "^WARNING: Location" || true; }  # pip's warning for each configured index that is absent
 pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
 
@@ -74,10 +75,10 @@ compare_runs() {
     status=0
     (cd "$src" && PYTHONPATH="$here" MCP_SAFE_RETRY_SDK_RESULTS="$out/$mode.json" \
       MCP_SAFE_RETRY_SDK_COUNTS="$out/counts" \
-      "$venv/bin/python" -m pytest -p no:cacheprovider "${plugins[@]}" --color=no -q \
+      timeout "$limit" "$venv/bin/python" -m pytest -p no:cacheprovider "${plugins[@]}" --color=no -q \
       -n "$jobs" -o log_cli=false "$@" >"$out/$mode.log" 2>&1) || status=$?
     echo "sdk-suites: $label $mode: pytest exit $status in $((SECONDS - start)) s ($out/$mode.log)" >&2
-    if [ "$status" -gt 1 ]; then  # not "some tests failed": interrupted, internal error, usage
+    if [ "$status" -gt 1 ]; then  # not "some tests failed": timed out, internal error, usage
       tail -n 40 "$out/$mode.log" >&2
       exit "$status"
     fi
