@@ -19,7 +19,8 @@ def _mcp_major() -> int | None:
 
 
 # mcp 1.x and 2.x cannot share an environment: tests/mcp1 runs in one of its own.
-collect_ignore = [] if _mcp_major() == 1 else ["mcp1"]
+# tests/sdk_suites holds plugins for the SDKs' own test runs (scripts/sdk_suites.sh).
+collect_ignore = ["sdk_suites"] + ([] if _mcp_major() == 1 else ["mcp1"])
 # Each agent framework runs in an environment of its own, made by scripts/frameworks.sh,
 # which names the framework in MCP_SAFE_RETRY_FRAMEWORK.
 if not os.environ.get("MCP_SAFE_RETRY_FRAMEWORK"):
