@@ -8,11 +8,22 @@ import statistics
 import time
 from collections.abc import Callable
 
-__all__ = ["Batch", "calibrate", "interleave", "median"]
+__all__ = [
+    "Batch",
+    "CpuBatch",
+    "alternate",
+    "calibrate",
+    "clock",
+    "cpu_clock",
+    "interleave",
+    "median",
+]
 
 # A batch runs n calls and returns the seconds they took (it times itself, so async
 # batches exclude the event loop's start-up).
 Batch = Callable[[int], float]
+# The same, returning (wall seconds, seconds of this process's CPU time) for the n calls.
+CpuBatch = Callable[[int], tuple[float, float]]
 
 
 def median(values: list[float]) -> float:
@@ -54,5 +65,34 @@ def interleave(
     return per_call
 
 
+def alternate(
+    batches: dict[str, CpuBatch], *, rounds: int, target: float
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds per call of every batch, per round, in strict alternation.
+
+    Every contender runs the same number of calls per batch (sized on the first one to take
+    about ``target`` seconds of wall time), in the same order every round (first, second,
+    ..., first, second, ...), so a slow phase of the machine lands on neighbours alike.
+    """
+    first = next(iter(batches.values()))
+    n = calibrate(lambda k: first(k)[0], target)
+    for batch in batches.values():  # warm up after calibration too
+        batch(max(1, n // 4))
+    wall: dict[str, list[float]] = {name: [] for name in batches}
+    cpu: dict[str, list[float]] = {name: [] for name in batches}
+    for _ in range(rounds):
+        for name, batch in batches.items():
+            gc.collect()
+            took, used = batch(n)
+            wall[name].append(took / n)
+            cpu[name].append(used / n)
+    return wall, cpu
+
+
 def clock() -> float:
     return time.perf_counter()
+
+
+def cpu_clock() -> float:
+    """This process's CPU time (every thread, user and system), in seconds."""
+    return time.process_time()

@@ -5,7 +5,10 @@
 Each contender is a ``mcp.client.Client`` over ``streamable_http_client`` with its own
 ``httpx2.AsyncClient``: bare (the SDK's timeouts, a plain ``AsyncHTTPTransport``), or
 ``mcp_safe_retry.httpx2.mcp_client()`` around the same transport (and the baseline's, if one
-was loaded). One time per ``call_tool``, in interleaved rounds, medians, ratios to bare.
+was loaded). Per ``call_tool``: the wall time and the client process's CPU time
+(``time.process_time()`` around a batch of calls, divided by their count; the server's CPU
+is in its own process and not counted), in strict alternation (bare batch, wrapped batch,
+bare, ...), medians of the per-round ratios to bare and their spread.
 
 Both protocol eras are measured against the same server: ``2026-07-28`` (the client's
 ``auto`` mode: ``server/discover``, JSON answers) and ``2025-11-25`` (``mode="legacy"``:
@@ -29,7 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_safe_retry.httpx2 import mcp_client
 
-from ._timing import Batch, clock, interleave
+from ._timing import CpuBatch, alternate, clock, cpu_clock
 from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
@@ -92,6 +95,9 @@ class Sessions:
     def names(self) -> list[str]:
         return list(self._clients)
 
+    def client(self, name: str) -> Client:
+        return self._clients[name]
+
     def protocol_version(self, name: str) -> str:
         return str(self._clients[name].protocol_version)
 
@@ -120,18 +126,26 @@ class Sessions:
     def run(self, coroutine: Awaitable[float]) -> float:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
 
-    def batch(self, name: str, size: int) -> Batch:
+    def run_timed(self, coroutine: Awaitable[tuple[float, float]]) -> tuple[float, float]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
+
+    def batch(self, name: str, size: int) -> CpuBatch:
+        """n calls of ``text(size)``: (wall seconds, client-process CPU seconds).
+
+        The calling thread only waits on the loop's thread meanwhile, so the process's CPU
+        time is the client's work: the SDK, httpx2, the transport and the event loop.
+        """
         client = self._clients[name]
 
-        async def calls(n: int) -> float:
+        async def calls(n: int) -> tuple[float, float]:
             call = client.call_tool
             arguments = {"size": size}
-            start = clock()
+            start, cpu = clock(), cpu_clock()
             for _ in range(n):
                 await call("text", arguments)
-            return clock() - start
+            return clock() - start, cpu_clock() - cpu
 
-        return lambda n: self.run(calls(n))
+        return lambda n: self.run_timed(calls(n))
 
     def check(self, size: int) -> None:
         """Every contender gets the whole text back, as text and as structured content."""
@@ -154,7 +168,8 @@ def official_server() -> contextlib.AbstractContextManager[str]:
 
 
 def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]:
-    """One row per era and size: µs per ``call_tool`` of each contender, ratios to bare."""
+    """One row per era and size: wall µs per ``call_tool`` of each contender and ratios to
+    bare (``contenders``), and the same for the client's CPU time (``cpu``)."""
     rows = []
     with official_server() as url:
         for era, mode in ERAS.items():
@@ -166,29 +181,38 @@ def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]
                     size = SIZES[size_name]
                     sessions.check(size)
                     batches = {name: sessions.batch(name, size) for name in sessions.names}
-                    per_call = interleave(batches, rounds=rounds, target=target)
+                    wall, cpu = alternate(batches, rounds=rounds, target=target)
                     rows.append(
                         {
                             "era": era,
                             "case": f"text-{size_name}",
-                            "contenders": summarise(per_call, bare=BARE),
+                            "contenders": summarise(wall, bare=BARE),
+                            "cpu": summarise(cpu, bare=BARE),
                         }
                     )
     return rows
 
 
 def main(argv: list[str]) -> int:
+    """``[--quick] [--rounds N] [--target SECONDS] [SIZE ...]``: sizes among 1k, 64k, 1m."""
     quick = "--quick" in argv
-    rows = run(
-        sizes=["1k"] if quick else list(SIZES),
-        rounds=2 if quick else 11,
-        target=0.01 if quick else 0.1,
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 31
+    sizes = [a for a in argv if a in SIZES] or (["1k"] if quick else list(SIZES))
+    target = float(argv[argv.index("--target") + 1]) if "--target" in argv else 0.3
+    rows = run(sizes=sizes, rounds=2 if quick else rounds, target=0.01 if quick else target)
+    print(
+        "era        case      contender                 client CPU per call (spread)"
+        "                  | wall per call"
     )
     for row in rows:
-        for name, cell in row["contenders"].items():
+        for name, cell in row["cpu"].items():
+            wall = row["contenders"][name]
             print(
                 f"{row['era']} {row['case']:9s} {name:24s} {cell['us_per_call']:9.1f} µs"
-                f"  x{cell['ratio']:.3f}  {cell['added_us']:+.1f} µs"
+                f"  x{cell['ratio']:.3f} (x{cell['ratio_min']:.2f}-x{cell['ratio_max']:.2f},"
+                f" best x{cell['best_ratio']:.3f})"
+                f" {cell['added_us']:+7.1f} µs | {wall['us_per_call']:9.1f} µs"
+                f"  x{wall['ratio']:.3f} {wall['added_us']:+7.1f} µs"
             )
     return 0
 
