@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Callable
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
-__all__ = ["Bracket", "count_opcodes", "package_of"]
+__all__ = ["Bracket", "by_package", "count_opcodes", "label", "package_of", "package_of_label"]
 
 # Runs some calls with start() before the first and stop() after the last, in one thread.
 Bracket = Callable[[Callable[[], None], Callable[[], None]], None]
@@ -42,18 +42,14 @@ def package_of(filename: str) -> str:
     return "stdlib/other"
 
 
-def count_opcodes(run: Bracket) -> Counter[str]:
-    """Instructions executed per package between ``start()`` and ``stop()`` of ``run``."""
-    counts: Counter[str] = Counter()
-    memo: dict[Any, str] = {}
+def count_opcodes(run: Bracket) -> Counter[CodeType]:
+    """Instructions executed per code object between ``start()`` and ``stop()`` of ``run``
+    (``by_package`` and ``label`` sort them)."""
+    counts: Counter[CodeType] = Counter()
 
     def local(frame: FrameType, event: str, arg: object) -> Any:
         if event == "opcode":
-            code = frame.f_code
-            name = memo.get(code)
-            if name is None:
-                name = memo[code] = package_of(code.co_filename)
-            counts[name] += 1
+            counts[frame.f_code] += 1
         return local
 
     def new_frame(frame: FrameType, event: str, arg: object) -> Any:
@@ -74,3 +70,25 @@ def count_opcodes(run: Bracket) -> Counter[str]:
 
     run(start, stop)
     return counts
+
+
+def by_package(counts: Counter[CodeType]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for code, n in counts.items():
+        out[package_of(code.co_filename)] += n
+    return out
+
+
+def package_of_label(text: str) -> str:
+    """The package of a ``label()``."""
+    return package_of("/" + text.split(":", 1)[0])
+
+
+def label(code: CodeType) -> str:
+    """``package/module.py:line(function)``, short."""
+    filename = code.co_filename
+    for marker in ("site-packages/", "/src/"):
+        if marker in filename:
+            filename = filename.split(marker, 1)[1]
+            break
+    return f"{filename}:{code.co_firstlineno}({code.co_qualname})"

@@ -6,9 +6,10 @@ Each contender is a ``mcp.client.Client`` over ``streamable_http_client`` with i
 ``httpx2.AsyncClient``: bare (the SDK's timeouts, a plain ``AsyncHTTPTransport``), or
 ``mcp_safe_retry.httpx2.mcp_client()`` around the same transport (and the baseline's, if one
 was loaded). Per ``call_tool``: the wall time and the client process's CPU time
-(``time.process_time()`` around a batch of calls, divided by their count; the server's CPU
-is in its own process and not counted), in strict alternation (bare batch, wrapped batch,
-bare, ...), medians of the per-round ratios to bare and their spread.
+(``time.process_time()`` around each call, summed over a round and divided by its calls;
+the server's CPU is in its own process and not counted), in strict alternation call by call
+(bare, wrapped, wrapped, bare, ...), medians of the per-round ratios to bare and their
+spread.
 
 Both protocol eras are measured against the same server: ``2026-07-28`` (the client's
 ``auto`` mode: ``server/discover``, JSON answers) and ``2025-11-25`` (``mode="legacy"``:
@@ -32,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_safe_retry.httpx2 import mcp_client
 
-from ._timing import CpuBatch, alternate, clock, cpu_clock
+from ._timing import Alternating, alternate, clock, cpu_clock
 from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
@@ -65,8 +66,8 @@ def _http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
 class Sessions:
     """One open ``Client`` per contender, on an event loop in a thread of its own.
 
-    The sessions stay open across batches (anyio's task groups must be left by the task
-    that entered them), and each batch times itself inside the loop.
+    The sessions stay open across rounds (anyio's task groups must be left by the task
+    that entered them), and each round times its calls inside the loop.
     """
 
     def __init__(self, url: str, mode: str) -> None:
@@ -126,26 +127,33 @@ class Sessions:
     def run(self, coroutine: Awaitable[float]) -> float:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
 
-    def run_timed(self, coroutine: Awaitable[tuple[float, float]]) -> tuple[float, float]:
+    def run_timed(
+        self, coroutine: Awaitable[dict[str, tuple[float, float]]]
+    ) -> dict[str, tuple[float, float]]:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
 
-    def batch(self, name: str, size: int) -> CpuBatch:
-        """n calls of ``text(size)``: (wall seconds, client-process CPU seconds).
+    def alternating(self, size: int) -> Alternating:
+        """n calls of ``text(size)`` by every contender, alternated call by call (the order
+        reversed every other time): name -> (wall seconds, client-process CPU seconds).
 
         The calling thread only waits on the loop's thread meanwhile, so the process's CPU
         time is the client's work: the SDK, httpx2, the transport and the event loop.
         """
-        client = self._clients[name]
+        calls = [(name, client.call_tool) for name, client in self._clients.items()]
 
-        async def calls(n: int) -> tuple[float, float]:
-            call = client.call_tool
+        async def alternate(n: int) -> dict[str, tuple[float, float]]:
             arguments = {"size": size}
-            start, cpu = clock(), cpu_clock()
-            for _ in range(n):
-                await call("text", arguments)
-            return clock() - start, cpu_clock() - cpu
+            wall = dict.fromkeys(self._clients, 0.0)
+            cpu = dict.fromkeys(self._clients, 0.0)
+            for i in range(n):
+                for name, call in calls if i % 2 == 0 else calls[::-1]:
+                    start, used = clock(), cpu_clock()
+                    await call("text", arguments)
+                    cpu[name] += cpu_clock() - used
+                    wall[name] += clock() - start
+            return {name: (wall[name], cpu[name]) for name in wall}
 
-        return lambda n: self.run_timed(calls(n))
+        return lambda n: self.run_timed(alternate(n))
 
     def check(self, size: int) -> None:
         """Every contender gets the whole text back, as text and as structured content."""
@@ -180,8 +188,7 @@ def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]
                 for size_name in sizes:
                     size = SIZES[size_name]
                     sessions.check(size)
-                    batches = {name: sessions.batch(name, size) for name in sessions.names}
-                    wall, cpu = alternate(batches, rounds=rounds, target=target)
+                    wall, cpu = alternate(sessions.alternating(size), rounds=rounds, target=target)
                     rows.append(
                         {
                             "era": era,

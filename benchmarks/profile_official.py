@@ -19,14 +19,22 @@ httpx2, the transport, anyio and asyncio. Two counters, both per ``call_tool``:
 
 from __future__ import annotations
 
+import asyncio
 import cProfile
 import pstats
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
-from ._opcodes import Bracket, count_opcodes
+import httpx2
+
+from ._opcodes import Bracket, by_package, count_opcodes, label, package_of_label
+from ._payloads import REQUEST
+from .async_httpx2 import BARE as IN_BARE
+from .async_httpx2 import HEADERS, URL, Case, PrebuiltTransport2, answer, contenders
 from .official import BARE, ERAS, OURS, SIZES, Sessions, official_server
 
 __all__ = ["main"]
@@ -51,17 +59,27 @@ def _label(key: tuple[str, int, str]) -> str:
 
 def _per_call(stats: pstats.Stats, calls: int) -> dict[tuple[str, int, str], tuple[float, ...]]:
     """function -> (calls, self µs, cumulative µs), per call_tool."""
-    out = {}
+    out: dict[tuple[str, int, str], tuple[float, ...]] = {}
     for key, (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         out[key] = (nc / calls, tt * 1e6 / calls, ct * 1e6 / calls)
     return out
 
 
-def report(era: str, size: str, calls: int, results: dict[str, Any], top: int) -> list[str]:
-    bare_ops: dict[str, float] = results[BARE]["opcodes"]
-    ours_ops: dict[str, float] = results[OURS]["opcodes"]
-    lines = [f"=== {era}, text-{size}: per call_tool ({calls} profiled calls each)", ""]
-    lines.append("bytecode instructions by package     bare    wrapped      added")
+def _sums(counts: dict[str, float], key: Callable[[str], str]) -> list[tuple[str, float]]:
+    out: dict[str, float] = {}
+    for name, n in counts.items():
+        out[key(name)] = out.get(key(name), 0.0) + n
+    return sorted(out.items(), key=lambda kv: -kv[1])
+
+
+def _instructions(results: dict[str, Any], top: int) -> list[str]:
+    """Bytecode instructions per call: by package, ours by module and function, and what
+    wrapping adds elsewhere (all deterministic)."""
+    bare_all: dict[str, float] = results[BARE]["by_function"]
+    ours_all: dict[str, float] = results[OURS]["by_function"]
+    bare_ops = dict(_sums(bare_all, package_of_label))
+    ours_ops = dict(_sums(ours_all, package_of_label))
+    lines = ["bytecode instructions by package     bare    wrapped      added"]
     for name in sorted(set(bare_ops) | set(ours_ops), key=lambda n: -ours_ops.get(n, 0)):
         b, o = bare_ops.get(name, 0.0), ours_ops.get(name, 0.0)
         lines.append(f"  {name:30s} {b:9.0f} {o:10.0f} {o - b:+10.0f}")
@@ -70,35 +88,48 @@ def report(era: str, size: str, calls: int, results: dict[str, Any], top: int) -
         f"  {'total':30s} {b_total:9.0f} {o_total:10.0f} {o_total - b_total:+10.0f}"
         f"  (x{o_total / b_total:.3f})"
     )
+    ours_fn = {k: v for k, v in ours_all.items() if k.startswith("mcp_safe_retry")}
+    lines += ["", "our instructions by module"]
+    for module, n in _sums(ours_fn, lambda fn: fn.split(":", 1)[0]):
+        lines.append(f"  {n:8.0f}  {module}")
+    lines += ["", f"our instructions by function (top {top})"]
+    for fn, n in sorted(ours_fn.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"  {n:8.0f}  {fn}")
+    elsewhere = [
+        (ours_all.get(k, 0.0) - bare_all.get(k, 0.0), k)
+        for k in set(ours_all) | set(bare_all)
+        if not k.startswith("mcp_safe_retry")
+    ]
+    lines += ["", f"instructions wrapping adds outside our code, by function (top {top})"]
+    for n, fn in sorted(elsewhere, key=lambda t: -abs(t[0]))[:top]:
+        lines.append(f"  {n:+8.0f}  {fn}")
+    return lines
+
+
+def _profiled(results: dict[str, Any], calls: int, top: int) -> list[str]:
+    """cProfile on the CPU clock: call counts (exact) and time shares."""
     bare = _per_call(results[BARE]["stats"], calls)
     ours = _per_call(results[OURS]["stats"], calls)
-    b_fn = sum(v[0] for v in bare.values())
-    o_fn = sum(v[0] for v in ours.values())
-    b_t = sum(v[1] for v in bare.values())
-    o_t = sum(v[1] for v in ours.values())
-    lines += [
-        "",
-        f"function calls (cProfile): bare {b_fn:.0f}, wrapped {o_fn:.0f} ({o_fn - b_fn:+.0f});"
-        f" profiled time bare {b_t:.0f} µs, wrapped {o_t:.0f} µs ({o_t - b_t:+.0f} µs,"
-        " inflated by the profiler)",
-    ]
+    b_fn, o_fn = sum(v[0] for v in bare.values()), sum(v[0] for v in ours.values())
+    b_t, o_t = sum(v[1] for v in bare.values()), sum(v[1] for v in ours.values())
     mine = {k: v for k, v in ours.items() if "mcp_safe_retry" in k[0]}
     own_self = sum(v[1] for v in mine.values())
-    lines += [
+    lines = [
+        f"function calls (cProfile): bare {b_fn:.0f}, wrapped {o_fn:.0f} ({o_fn - b_fn:+.0f});"
+        f" profiled CPU bare {b_t:.0f} µs, wrapped {o_t:.0f} µs (inflated by the profiler)",
         "",
         f"mcp-safe-retry's own code: {sum(v[0] for v in mine.values()):.0f} function calls, "
-        f"{own_self:.0f} µs self time ({own_self / max(o_t - b_t, 1e-9):.0%} of the profiled"
-        " difference)",
+        f"{own_self:.0f} µs self time ({own_self / o_t:.1%} of the wrapped call's profiled"
+        " CPU time)",
         "",
         "  by module (self µs, calls)",
     ]
-    modules: dict[str, list[float]] = {}
+    by_module: dict[str, list[float]] = {}
     for key, (nc, tt, _ct) in mine.items():
-        module = _label(key).split(":", 1)[0]
-        acc = modules.setdefault(module, [0.0, 0.0])
+        acc = by_module.setdefault(_label(key).split(":", 1)[0], [0.0, 0.0])
         acc[0] += tt
         acc[1] += nc
-    for module, (tt, nc) in sorted(modules.items(), key=lambda kv: -kv[1][0]):
+    for module, (tt, nc) in sorted(by_module.items(), key=lambda kv: -kv[1][0]):
         lines.append(f"    {tt:8.1f} µs {nc:6.0f}  {module}")
     for title, column in (("cumulative", 2), ("self", 1)):
         lines += ["", f"  top by {title} time (µs, calls)"]
@@ -106,19 +137,25 @@ def report(era: str, size: str, calls: int, results: dict[str, Any], top: int) -
             lines.append(f"    {value[column]:8.1f} µs {value[0]:6.1f}  {_label(key)}")
     changed = []
     for key in set(bare) | set(ours):
-        if "mcp_safe_retry" in key[0]:
-            continue
         b_v = bare.get(key, (0.0, 0.0, 0.0))
         o_v = ours.get(key, (0.0, 0.0, 0.0))
-        if abs(o_v[0] - b_v[0]) >= 0.5:
-            changed.append((o_v[1] - b_v[1], o_v[0] - b_v[0], key))
-    lines += [
+        if "mcp_safe_retry" not in key[0] and abs(o_v[0] - b_v[0]) >= 0.5:
+            changed.append((o_v[0] - b_v[0], o_v[1] - b_v[1], key))
+    lines += ["", "  outside our code, call counts wrapping changes (calls added, self µs added)"]
+    for dn, dt, key in sorted(changed, key=lambda t: -abs(t[0]))[:top]:
+        lines.append(f"    {dn:+6.1f} {dt:+8.1f} µs  {_label(key)}")
+    return lines
+
+
+def report(era: str, size: str, calls: int, results: dict[str, Any], top: int) -> list[str]:
+    return [
+        f"=== {era}, text-{size}: per call_tool ({calls} profiled calls each)",
         "",
-        "  outside our code, call counts the wrapper changes (self µs added, calls added)",
+        *_instructions(results, top),
+        "",
+        *_profiled(results, calls, top),
+        "",
     ]
-    for dt, dn, key in sorted(changed, key=lambda t: -abs(t[0]))[:top]:
-        lines.append(f"    {dt:+8.1f} µs {dn:+6.1f}  {_label(key)}")
-    return [*lines, ""]
 
 
 def calls_of(sessions: Sessions, name: str, size: int, n: int) -> Bracket:
@@ -141,6 +178,14 @@ def calls_of(sessions: Sessions, name: str, size: int, n: int) -> Bracket:
     return bracket
 
 
+def _by_label(counts: Counter[CodeType], calls: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for code, n in counts.items():
+        key = label(code)
+        out[key] = out.get(key, 0.0) + n / calls
+    return out
+
+
 def measure(
     sessions: Sessions, name: str, size: int, calls: int, opcode_calls: int
 ) -> dict[str, Any]:
@@ -148,9 +193,50 @@ def measure(
     calls_of(sessions, name, size, max(10, calls // 4))(lambda: None, lambda: None)  # warm
     opcodes = count_opcodes(calls_of(sessions, name, size, opcode_calls))
     return {
-        "opcodes": {k: v / opcode_calls for k, v in opcodes.items()},
+        "by_function": _by_label(opcodes, opcode_calls),
         "stats": profile(calls_of(sessions, name, size, calls)),
     }
+
+
+IN_PROCESS = {"2026-07-28": Case("json", 1024), "2025-11-25": Case("sse", 1024, eol=b"\r\n")}
+
+
+def in_process(era: str, calls: int) -> list[str]:
+    """The same count for ``async_httpx2``'s in-process call (a prebuilt 1 KiB answer of the
+    era's kind, the 2026-07-28 headers): what the transport adds with nothing around it."""
+    loop = asyncio.new_event_loop()
+    case = IN_PROCESS[era]
+    counted = {}
+    try:
+        for name, wrap in contenders().items():
+            inner = PrebuiltTransport2(answer(case))
+            client = httpx2.AsyncClient(transport=inner if wrap is None else wrap(inner))
+
+            async def go(
+                start: Callable[[], None],
+                stop: Callable[[], None],
+                n: int,
+                post: Any = client.post,
+            ) -> None:
+                start()
+                for _ in range(n):
+                    await post(URL, content=REQUEST, headers=HEADERS)
+                stop()
+
+            loop.run_until_complete(go(lambda: None, lambda: None, 10))
+            codes = count_opcodes(lambda a, b: loop.run_until_complete(go(a, b, calls)))
+            counted[name] = {k: v / calls for k, v in by_package(codes).items()}
+    finally:
+        loop.close()
+    bare, ours = sum(counted[IN_BARE].values()), sum(counted[OURS].values())
+    mine = counted[OURS].get("mcp-safe-retry", 0.0)
+    kind = "JSON" if case.kind == "json" else "SSE (CRLF)"
+    return [
+        f"in process (httpx2.AsyncClient, prebuilt 1 KiB {kind} answer): instructions per"
+        f" call bare {bare:.0f}, wrapped {ours:.0f} ({ours - bare:+.0f}, x{ours / bare:.3f};"
+        f" {mine:.0f} of them in mcp-safe-retry)",
+        "",
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -169,7 +255,10 @@ def main(argv: list[str]) -> int:
                         name: measure(sessions, name, size, calls, opcode_calls)
                         for name in (BARE, OURS)
                     }
-                    print("\n".join(report(era, size_name, calls, results, top)), flush=True)
+                    lines = report(era, size_name, calls, results, top)
+                    if size_name == "1k":
+                        lines[2:2] = in_process(era, opcode_calls)
+                    print("\n".join(lines), flush=True)
     return 0
 
 
