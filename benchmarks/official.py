@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -201,12 +203,15 @@ def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]
 
 
 def main(argv: list[str]) -> int:
-    """``[--quick] [--rounds N] [--target SECONDS] [SIZE ...]``: sizes among 1k, 64k, 1m."""
+    """``[--quick] [--rounds N] [--target SECONDS] [--json PATH] [SIZE ...]``: sizes among
+    1k, 64k, 1m; ``--json`` also writes the rows (as ``results.json`` holds them)."""
     quick = "--quick" in argv
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 31
     sizes = [a for a in argv if a in SIZES] or (["1k"] if quick else list(SIZES))
     target = float(argv[argv.index("--target") + 1]) if "--target" in argv else 0.3
     rows = run(sizes=sizes, rounds=2 if quick else rounds, target=0.01 if quick else target)
+    if "--json" in argv:
+        Path(argv[argv.index("--json") + 1]).write_text(json.dumps(rows, indent=1) + "\n")
     print(
         "era        case      contender                 client CPU per call (spread)"
         "                  | wall per call"

@@ -1,6 +1,9 @@
 """Where one official-client ``call_tool`` spends its time, wrapped and bare, both eras.
 
     PYTHONPATH=src python -m benchmarks.profile_official [--quick] [--calls N] [--top N]
+        [SIZE ...] [ERA ...]
+
+Sizes among 1k (the default), 64k and 1m; eras 2026-07-28, 2025-11-25 (default both).
 
 The same server process and sessions as ``benchmarks/official.py`` (MCPServer under uvicorn
 in another process; one ``mcp.client.Client`` per contender on an event loop of its own).
@@ -244,9 +247,12 @@ def main(argv: list[str]) -> int:
     calls = int(argv[argv.index("--calls") + 1]) if "--calls" in argv else (5 if quick else 200)
     top = int(argv[argv.index("--top") + 1]) if "--top" in argv else 25
     sizes = [a for a in argv if a in SIZES] or ["1k"]
+    eras = [a for a in argv if a in ERAS]
     opcode_calls = max(1, min(calls, 5 if quick else 50))
     with official_server() as url:
         for era, mode in ERAS.items():
+            if era not in (eras or ERAS):
+                continue
             with Sessions(url, mode) as sessions:
                 for size_name in sizes:
                     size = SIZES[size_name]
