@@ -25,9 +25,9 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 from mcp.client import Client
@@ -39,6 +39,8 @@ from ._timing import Alternating, alternate, clock, cpu_clock
 from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
+
+T = TypeVar("T")
 
 BARE = "mcp client"
 OURS = "mcp-safe-retry"
@@ -124,9 +126,13 @@ class Sessions:
             if len(opened) == len(makers) or any(task.done() for task in tasks):
                 break
             await asyncio.sleep(0.01)
-        for task in tasks:
-            if task.done():
-                task.result()  # a client that failed to open: raise its error
+        if len(opened) < len(makers):  # one failed (its error is raised) or hangs
+            self._stop.set()
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks)
+            raise RuntimeError("a client did not open")
         self._clients = {name: opened[name] for name in makers}  # bare first
         self._ready.set()
         await asyncio.gather(*tasks)
@@ -150,13 +156,9 @@ class Sessions:
                 opened[name] = client
                 await self._stop.wait()
 
-    def run(self, coroutine: Awaitable[float]) -> float:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
-
-    def run_timed(
-        self, coroutine: Awaitable[dict[str, tuple[float, float]]]
-    ) -> dict[str, tuple[float, float]]:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the sessions' loop; wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def alternating(self, size: int) -> Alternating:
         """n calls of ``text(size)`` by every contender, alternated call by call (the order
@@ -179,7 +181,7 @@ class Sessions:
                     wall[name] += clock() - start
             return {name: (wall[name], cpu[name]) for name in wall}
 
-        return lambda n: self.run_timed(alternate(n))
+        return lambda n: self.run(alternate(n))
 
     def check(self, size: int) -> None:
         """Every contender gets the whole text back, as text and as structured content."""
