@@ -8,11 +8,23 @@ import statistics
 import time
 from collections.abc import Callable
 
-__all__ = ["Batch", "calibrate", "interleave", "median"]
+__all__ = [
+    "Alternating",
+    "Batch",
+    "alternate",
+    "calibrate",
+    "clock",
+    "cpu_clock",
+    "interleave",
+    "median",
+]
 
 # A batch runs n calls and returns the seconds they took (it times itself, so async
 # batches exclude the event loop's start-up).
 Batch = Callable[[int], float]
+# n calls of each contender, alternated call by call: name -> (wall seconds, seconds of this
+# process's CPU time) that its n calls took.
+Alternating = Callable[[int], dict[str, tuple[float, float]]]
 
 
 def median(values: list[float]) -> float:
@@ -54,5 +66,32 @@ def interleave(
     return per_call
 
 
+def alternate(
+    calls: Alternating, *, rounds: int, target: float
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds per call of every contender, per round.
+
+    ``calls(n)`` alternates the contenders call by call (n calls each), so a slow phase
+    of the machine lands on them alike: on a loaded machine alternating whole batches
+    leaves per-round ratios of CPU time spread over x0.8-x1.7, call by call over
+    x1.05-x1.15. Rounds are sized to take about ``target`` seconds of wall time.
+    """
+    n = calibrate(lambda k: sum(wall for wall, _ in calls(k).values()), target)
+    calls(max(1, n // 4))  # warm up after calibration too
+    wall: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        gc.collect()
+        for name, (took, used) in calls(n).items():
+            wall.setdefault(name, []).append(took / n)
+            cpu.setdefault(name, []).append(used / n)
+    return wall, cpu
+
+
 def clock() -> float:
     return time.perf_counter()
+
+
+def cpu_clock() -> float:
+    """This process's CPU time (every thread, user and system), in seconds."""
+    return time.process_time()

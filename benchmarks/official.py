@@ -5,7 +5,11 @@
 Each contender is a ``mcp.client.Client`` over ``streamable_http_client`` with its own
 ``httpx2.AsyncClient``: bare (the SDK's timeouts, a plain ``AsyncHTTPTransport``), or
 ``mcp_safe_retry.httpx2.mcp_client()`` around the same transport (and the baseline's, if one
-was loaded). One time per ``call_tool``, in interleaved rounds, medians, ratios to bare.
+was loaded). Per ``call_tool``: the wall time and the client process's CPU time
+(``time.process_time()`` around each call, summed over a round and divided by its calls;
+the server's CPU is in its own process and not counted), in strict alternation call by call
+(bare, wrapped, wrapped, bare, ...), medians of the per-round ratios to bare and their
+spread.
 
 Both protocol eras are measured against the same server: ``2026-07-28`` (the client's
 ``auto`` mode: ``server/discover``, JSON answers) and ``2025-11-25`` (``mode="legacy"``:
@@ -18,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx2
 from mcp.client import Client
@@ -29,10 +35,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_safe_retry.httpx2 import mcp_client
 
-from ._timing import Batch, clock, interleave
+from ._timing import Alternating, alternate, clock, cpu_clock
 from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
+
+T = TypeVar("T")
 
 BARE = "mcp client"
 OURS = "mcp-safe-retry"
@@ -62,8 +70,8 @@ def _http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
 class Sessions:
     """One open ``Client`` per contender, on an event loop in a thread of its own.
 
-    The sessions stay open across batches (anyio's task groups must be left by the task
-    that entered them), and each batch times itself inside the loop.
+    The sessions stay open across rounds (anyio's task groups must be left by the task
+    that entered them), and each round times its calls inside the loop.
     """
 
     def __init__(self, url: str, mode: str) -> None:
@@ -92,6 +100,9 @@ class Sessions:
     def names(self) -> list[str]:
         return list(self._clients)
 
+    def client(self, name: str) -> Client:
+        return self._clients[name]
+
     def protocol_version(self, name: str) -> str:
         return str(self._clients[name].protocol_version)
 
@@ -106,32 +117,71 @@ class Sessions:
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
-        async with contextlib.AsyncExitStack() as stack:
-            for name, make in _http_clients().items():
-                http = await stack.enter_async_context(make())
-                transport = streamable_http_client(
-                    self._url, http_client=http, max_sse_event_size=MAX_EVENT
-                )
-                client = Client(transport, mode=self._mode)
-                self._clients[name] = await stack.enter_async_context(client)
-            self._ready.set()
-            await self._stop.wait()
+        makers = _http_clients()
+        opened: dict[str, Client] = {}
+        tasks = [
+            asyncio.create_task(self._hold(name, make, opened)) for name, make in makers.items()
+        ]
+        for _ in range(6000):  # at most 60 s, as __enter__ waits
+            if len(opened) == len(makers) or any(task.done() for task in tasks):
+                break
+            await asyncio.sleep(0.01)
+        if len(opened) < len(makers):  # one failed (its error is raised) or hangs
+            self._stop.set()
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks)
+            raise RuntimeError("a client did not open")
+        self._clients = {name: opened[name] for name in makers}  # bare first
+        self._ready.set()
+        await asyncio.gather(*tasks)
 
-    def run(self, coroutine: Awaitable[float]) -> float:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()  # type: ignore[arg-type]
+    async def _hold(
+        self, name: str, make: Callable[[], httpx2.AsyncClient], opened: dict[str, Client]
+    ) -> None:
+        """Open one contender's client and keep it open until the end, in a task of its own.
 
-    def batch(self, name: str, size: int) -> Batch:
-        client = self._clients[name]
+        Each client's anyio task group and cancel scopes are then the roots of their own
+        tree: opened one inside the other (one exit stack), the later client's scope chains
+        were two scopes deeper, and anyio walked them on every read and write (about 500
+        more instructions per call for whichever contender was opened second).
+        """
+        assert self._stop is not None
+        async with make() as http:
+            transport = streamable_http_client(
+                self._url, http_client=http, max_sse_event_size=MAX_EVENT
+            )
+            async with Client(transport, mode=self._mode) as client:
+                opened[name] = client
+                await self._stop.wait()
 
-        async def calls(n: int) -> float:
-            call = client.call_tool
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the sessions' loop; wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def alternating(self, size: int) -> Alternating:
+        """n calls of ``text(size)`` by every contender, alternated call by call (the order
+        reversed every other time): name -> (wall seconds, client-process CPU seconds).
+
+        The calling thread only waits on the loop's thread meanwhile, so the process's CPU
+        time is the client's work: the SDK, httpx2, the transport and the event loop.
+        """
+        calls = [(name, client.call_tool) for name, client in self._clients.items()]
+
+        async def alternate(n: int) -> dict[str, tuple[float, float]]:
             arguments = {"size": size}
-            start = clock()
-            for _ in range(n):
-                await call("text", arguments)
-            return clock() - start
+            wall = dict.fromkeys(self._clients, 0.0)
+            cpu = dict.fromkeys(self._clients, 0.0)
+            for i in range(n):
+                for name, call in calls if i % 2 == 0 else calls[::-1]:
+                    start, used = clock(), cpu_clock()
+                    await call("text", arguments)
+                    cpu[name] += cpu_clock() - used
+                    wall[name] += clock() - start
+            return {name: (wall[name], cpu[name]) for name in wall}
 
-        return lambda n: self.run(calls(n))
+        return lambda n: self.run(alternate(n))
 
     def check(self, size: int) -> None:
         """Every contender gets the whole text back, as text and as structured content."""
@@ -154,7 +204,8 @@ def official_server() -> contextlib.AbstractContextManager[str]:
 
 
 def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]:
-    """One row per era and size: µs per ``call_tool`` of each contender, ratios to bare."""
+    """One row per era and size: wall µs per ``call_tool`` of each contender and ratios to
+    bare (``contenders``), and the same for the client's CPU time (``cpu``)."""
     rows = []
     with official_server() as url:
         for era, mode in ERAS.items():
@@ -165,30 +216,41 @@ def run(*, sizes: list[str], rounds: int, target: float) -> list[dict[str, Any]]
                 for size_name in sizes:
                     size = SIZES[size_name]
                     sessions.check(size)
-                    batches = {name: sessions.batch(name, size) for name in sessions.names}
-                    per_call = interleave(batches, rounds=rounds, target=target)
+                    wall, cpu = alternate(sessions.alternating(size), rounds=rounds, target=target)
                     rows.append(
                         {
                             "era": era,
                             "case": f"text-{size_name}",
-                            "contenders": summarise(per_call, bare=BARE),
+                            "contenders": summarise(wall, bare=BARE),
+                            "cpu": summarise(cpu, bare=BARE),
                         }
                     )
     return rows
 
 
 def main(argv: list[str]) -> int:
+    """``[--quick] [--rounds N] [--target SECONDS] [--json PATH] [SIZE ...]``: sizes among
+    1k, 64k, 1m; ``--json`` also writes the rows (as ``results.json`` holds them)."""
     quick = "--quick" in argv
-    rows = run(
-        sizes=["1k"] if quick else list(SIZES),
-        rounds=2 if quick else 11,
-        target=0.01 if quick else 0.1,
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 31
+    sizes = [a for a in argv if a in SIZES] or (["1k"] if quick else list(SIZES))
+    target = float(argv[argv.index("--target") + 1]) if "--target" in argv else 0.3
+    rows = run(sizes=sizes, rounds=2 if quick else rounds, target=0.01 if quick else target)
+    if "--json" in argv:
+        Path(argv[argv.index("--json") + 1]).write_text(json.dumps(rows, indent=1) + "\n")
+    print(
+        "era        case      contender                 client CPU per call (spread)"
+        "                  | wall per call"
     )
     for row in rows:
-        for name, cell in row["contenders"].items():
+        for name, cell in row["cpu"].items():
+            wall = row["contenders"][name]
             print(
                 f"{row['era']} {row['case']:9s} {name:24s} {cell['us_per_call']:9.1f} µs"
-                f"  x{cell['ratio']:.3f}  {cell['added_us']:+.1f} µs"
+                f"  x{cell['ratio']:.3f} (x{cell['ratio_min']:.2f}-x{cell['ratio_max']:.2f},"
+                f" best x{cell['best_ratio']:.3f})"
+                f" {cell['added_us']:+7.1f} µs | {wall['us_per_call']:9.1f} µs"
+                f"  x{wall['ratio']:.3f} {wall['added_us']:+7.1f} µs"
             )
     return 0
 

@@ -199,7 +199,9 @@ def async_batches(
 
 
 def summarise(per_call: dict[str, list[float]], bare: str = "httpx") -> dict[str, Any]:
-    """Median µs per call of each contender and the median of per-round ratios to ``bare``."""
+    """Median µs per call of each contender and the median of per-round ratios to ``bare``
+    (with their spread, the lowest and highest per-round ratio, and the ratio of the
+    fastest rounds)."""
     base = per_call[bare]
     out: dict[str, Any] = {}
     for name, times in per_call.items():
@@ -207,6 +209,9 @@ def summarise(per_call: dict[str, list[float]], bare: str = "httpx") -> dict[str
         out[name] = {
             "us_per_call": median(times) * 1e6,
             "ratio": median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+            "best_ratio": min(times) / min(base),  # the least disturbed round of each
             "added_us": median([t - b for t, b in zip(times, base, strict=True)]) * 1e6,
             "rounds": len(times),
         }

@@ -57,7 +57,14 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
         for row in official:
             assert row["contenders"]["mcp client"]["ratio"] == 1.0
             assert row["contenders"]["mcp-safe-retry"]["us_per_call"] > 0
+            cpu = row["cpu"]  # the client process's CPU time per call, beside the wall time
+            assert cpu["mcp client"]["ratio"] == 1.0
+            ours = cpu["mcp-safe-retry"]
+            assert ours["us_per_call"] > 0
+            assert ours["rounds"] == row["contenders"]["mcp-safe-retry"]["rounds"]
+            assert 0 < ours["ratio_min"] <= ours["ratio"] <= ours["ratio_max"] < 1000
         assert "Headline: the official MCP client" in report
+        assert "Client CPU (official client)" in report
     decoded = results["sse_decoder"]
     assert {row["eol"] for row in decoded} == {"LF", "CRLF", "CR"}
     assert all(c["us_per_stream"] > 0 for row in decoded for c in row["decoders"].values())
@@ -86,3 +93,28 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
         "Retry",
     ):
         assert heading in report
+
+
+def test_official_client_profile_runs_and_reports() -> None:
+    """The profile of one official-client call: our code runs only in the wrapped client."""
+    if not (importlib.util.find_spec("uvicorn") and importlib.util.find_spec("mcp")):
+        return  # the profile needs the official client and a server; nothing to profile
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_official", "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "=== 2026-07-28, text-1k" in out and "=== 2025-11-25, text-1k" in out
+    ours = [line.split() for line in out.splitlines() if line.startswith("  mcp-safe-retry ")]
+    assert len(ours) == 2  # one row per era: bare, wrapped, added
+    for _, bare, wrapped, added in ours:
+        assert float(bare) == 0 and float(wrapped) > 0 and float(added) > 0
+    assert "top by cumulative time" in out and "top by self time" in out
+    assert "handle_async_request" in out
