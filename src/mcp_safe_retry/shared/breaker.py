@@ -123,6 +123,10 @@ class RedisCircuitBreaker(Live):
         self._args = lua.settings_args(self.settings, expiry)
         self._seen: OrderedDict[str, _Seen] = OrderedDict()  # by server key
         self._pending: dict[str, _Pending] = {}
+        # Which refresh's outcomes a local trip is in: a read that went out before those
+        # outcomes reached Redis must not reopen (replace) the trip with the older state.
+        self._round = 0
+        self._tripped: dict[str, int] = {}
         self._lock = threading.Lock()
         self._refreshing = threading.Lock()
         self._ticker = Ticker(self.refresh, refresh, f"mcp-safe-retry breaker {name}")
@@ -198,6 +202,8 @@ class RedisCircuitBreaker(Live):
             pending = self._pending.get(key)
             if pending is None:
                 pending = self._pending[key] = _Pending()
+            if opened and seen is not None:
+                self._tripped[key] = self._round  # goes out with the failure, next send
             if failed:
                 pending.failed += 1
                 pending.tail += 1
@@ -252,14 +258,28 @@ class RedisCircuitBreaker(Live):
     def _refresh(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
-        if pending and self._send(pending) is None:
+            self._round += 1
+            round_ = self._round
+        if pending and self._send(pending, round_) is None:
             with self._lock:  # Redis did not answer: keep them for the next try
                 for key, value in pending.items():
                     self._pending.setdefault(key, value)
             return
-        self._read()
+        self._read(round_)
 
-    def _send(self, pending: dict[str, _Pending]) -> bool | None:
+    def _adopt(self, key: str, state: CircuitState, wait: float, round_: int) -> None:
+        """Take the shared state Redis answered in refresh ``round_``, unless this process
+        tripped the circuit after that refresh took its outcomes: Redis has not heard of
+        the trip yet, so its answer is older than what is known here."""
+        with self._lock:
+            tripped = self._tripped.get(key)
+            if tripped is not None and tripped < round_:
+                del self._tripped[key]  # the trip went out with this refresh's outcomes
+                tripped = None
+        if tripped is None or state is CircuitState.OPEN:
+            self._remember(key, state, wait)
+
+    def _send(self, pending: dict[str, _Pending], round_: int) -> bool | None:
         script = self.link.script(lua.RECORD)
         keys = list(pending)
 
@@ -283,10 +303,10 @@ class RedisCircuitBreaker(Live):
         if replies is None:
             return None
         for key, (state, wait_ms) in zip(keys, replies, strict=True):
-            self._remember(key, _STATES[int(state)], int(wait_ms) / 1000)
+            self._adopt(key, _STATES[int(state)], int(wait_ms) / 1000, round_)
         return True
 
-    def _read(self) -> None:
+    def _read(self, round_: int) -> None:
         keys = list(self._seen)
         if not keys:
             return
@@ -297,8 +317,7 @@ class RedisCircuitBreaker(Live):
         if reply is None:
             return
         for i, key in enumerate(keys):
-            state = _STATES[int(reply[2 * i])]
-            self._remember(key, state, int(reply[2 * i + 1]) / 1000)
+            self._adopt(key, _STATES[int(reply[2 * i])], int(reply[2 * i + 1]) / 1000, round_)
 
     def close(self) -> None:
         """Send the outcomes counted here, stop the background thread, close an own client."""
