@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 
 import mcp_safe_retry
-from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.call import begin
 from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
 
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST, SSE_HEADERS, lazy_sse_chunks
@@ -56,7 +57,7 @@ def history_growth(calls: int, checkpoints: int = 4) -> dict[str, Any]:
     step = max(1, calls // checkpoints)
     gc.collect()
     for i in range(1, calls + 1):
-        call = engine.begin(REQUEST.replace(b'"limit":10', b'"limit":%d' % i), headers, {})
+        call = begin(engine, REQUEST.replace(b'"limit":10', b'"limit":%d' % i), headers, {})
         assert call is not None
         call.start()
         if i % 10:

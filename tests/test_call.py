@@ -7,7 +7,8 @@ import json
 import pytest
 
 from mcp_safe_retry import CONTAINED_ERROR_CODE, Idempotency, Outcome, Reason, RetryPolicy
-from mcp_safe_retry.core.call import Call, Head
+from mcp_safe_retry.core.call import Call
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
     Break,
     Contain,
@@ -20,6 +21,7 @@ from mcp_safe_retry.core.commands import (
     Stream,
 )
 from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.sse import encode_event
 
@@ -34,7 +36,7 @@ def engine(**options: object) -> Engine:
 
 def begin(e: Engine, tool: str = "lookup", request_id: int = 7) -> Call:
     body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}}
-    call = e.begin(json.dumps(body).encode(), {"content-type": "application/json"}, {})
+    call = begin_call(e, json.dumps(body).encode(), {"content-type": "application/json"}, {})
     assert call is not None
     return call
 

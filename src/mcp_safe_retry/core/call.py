@@ -12,7 +12,7 @@ HTTP library.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .breaker import circuit_open
 from .classify import (
@@ -45,7 +45,9 @@ from .contain import (
     contains_http_error,
     server_error,
 )
-from .guard import Verdict, held
+from .duplicate import Verdict
+from .events import Head, streams
+from .guard import held
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -55,6 +57,7 @@ from .jsonrpc import (
     dumps,
     is_exact,
     loads,
+    parse_request,
     with_id,
 )
 from .kinds import AttemptKind, ErrorKind
@@ -76,9 +79,9 @@ from .stream import StreamTracker
 from .tally import asked_wait, counted, refund, told
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .context import CallContext
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head", "streams"]
+__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "begin"]
 
 IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 """A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
@@ -96,26 +99,6 @@ _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 the attempt is settled again (its event replayed) once the budget has answered."""
 _HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
-
-
-class Head(NamedTuple):
-    """The parts of a response head the call reads (a tuple: one is made per response)."""
-
-    status: int
-    content_type: str | None = None
-    retry_after: str | None = None
-    session_id: str | None = None
-    encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
-    sized: bool = False  # a Content-Length, which an SSE answer handed on may not keep
-
-
-def streams(head: Head, facts: RequestFacts) -> bool:
-    """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
-    return (
-        200 <= head.status < 300
-        and not facts.is_notification
-        and media_type(head.content_type)[0] == "text/event-stream"
-    )
 
 
 class Call(Renewing, Ledger):
@@ -146,7 +129,7 @@ class Call(Renewing, Ledger):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: CallContext,
         facts: RequestFacts,
         headers: Mapping[str, str],
         extensions: Mapping[str, Any],
@@ -719,6 +702,20 @@ class Call(Renewing, Ledger):
         if source is None or is_exact(source):
             return message
         return loads(source)
+
+
+def begin(
+    context: CallContext,
+    body: bytes,
+    headers: Mapping[str, str],
+    extensions: Mapping[str, Any],
+    url: object = None,
+) -> Call | None:
+    """Start a call for a POSTed JSON-RPC message to ``url``; None when it is not one."""
+    facts = parse_request(body)
+    if facts is None:
+        return None
+    return Call(context, facts, headers, extensions, url)
 
 
 def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:

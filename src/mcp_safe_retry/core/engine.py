@@ -1,7 +1,8 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
 breaker, re-send detector, duplicate guard, hooks, the sessions seen (and renewed), and the
-source of fresh request ids. One call's machine is ``call.Call``; a shell asks the engine
-to begin one, and carries out what the call returns.
+source of fresh request ids: the one implementation of ``context.CallContext``. One call's
+machine is ``call.Call``; a shell begins one over its engine (``call.begin``) and carries out
+what the call returns.
 """
 
 from __future__ import annotations
@@ -11,17 +12,16 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from ..instrumentation.hooks import Hook
 from ..instrumentation.logs import LoggingHook
 from .breaker import Breaker, CircuitBreaker, server_key
 from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
 from .commands import Consult, Read
+from .context import Reopens
 from .guard import GuardTable
-from .jsonrpc import parse_request
+from .hooks import Hook
 from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
@@ -90,7 +90,7 @@ class Engine:
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
-        self._resumable: OrderedDict[str, Call] = OrderedDict()
+        self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = secrets.token_hex(4)
         self._counter = itertools.count(1)
 
@@ -99,30 +99,18 @@ class Engine:
         expired that session and it was renewed; else None."""
         return None if session is None else self.sessions.replacement(session)
 
-    def begin(
-        self,
-        body: bytes,
-        headers: Mapping[str, str],
-        extensions: Mapping[str, Any],
-        url: object = None,
-    ) -> Call | None:
-        """Start a call for a POSTed JSON-RPC message to ``url``; None when it is not one."""
-        facts = parse_request(body)
-        if facts is None:
-            return None
-        return Call(self, facts, headers, extensions, url)
-
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
         if not last_event_id:
             return None
         with self._lock:
             call = self._resumable.pop(last_event_id, None)
-        if call is not None:
-            call.reopen(last_event_id)
+        if not isinstance(call, Call):  # only a Call is ever kept
+            return None
+        call.reopen(last_event_id)
         return call
 
-    def await_resumption(self, event_id: str, call: Call) -> None:
+    def await_resumption(self, event_id: str, call: Reopens) -> None:
         """Keep ``call`` to be resumed by a GET with this ``Last-Event-ID`` (the newest 256)."""
         with self._lock:
             self._resumable[event_id] = call

@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from .call import Call, Head, streams
+from .call import Call
 from .classify import Classification, Outcome, classify_answer, verdict
 from .commands import Admit, Command, Consult, Read, Send, Sleep
+from .events import Head, streams
 from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
 from .jsonrpc import RequestId
 from .kinds import ErrorKind
@@ -29,7 +30,7 @@ from .servers import server_key
 from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .context import CallContext
 
 __all__ = ["Hedging", "Launch", "Loser", "Turn", "hedged"]
 
@@ -72,7 +73,7 @@ _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
 
-def hedged(engine: Engine, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
+def hedged(engine: CallContext, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
     """The race for a call POSTed to ``url``, or None when it is not hedged (hedging off,
     not a READ request, ``initialize``)."""
     policy = engine.policy
@@ -96,7 +97,7 @@ class Hedging:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: CallContext,
         call: Call,
         server: str,
         delay: float,
@@ -149,7 +150,7 @@ class Hedging:
         if not self._due():
             return None
         consult = self._engine.consult
-        if consult is not None:  # the same rule as for a retry (Engine.consult)
+        if consult is not None:  # the same rule as for a retry (CallContext.consult)
             return consult
         return self.hedge_consulted(self._engine.budget.allow_retry())
 

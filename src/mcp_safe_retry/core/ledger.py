@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..instrumentation.hooks import Hook, notify_attempt, notify_call
+from ..instrumentation.hooks import notify_attempt, notify_call
 from .classify import NOT_FAILURES, Classification, Outcome
 from .hedge import Copy, CopyKind
+from .hooks import Hook
 from .jsonrpc import RequestFacts, RequestId
 from .kinds import AttemptKind
 from .policy import Idempotency
 from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
 if TYPE_CHECKING:
-    from .call import Head
-    from .engine import Engine
-    from .guard import Duplicate
+    from .context import CallContext
+    from .duplicate import Duplicate
+    from .events import Head
 
 __all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
 
@@ -50,7 +51,7 @@ class Ledger:
     hooks have yet to hear."""
 
     # Set by Call.__init__.
-    _engine: Engine
+    _engine: CallContext
     facts: RequestFacts
     idempotency: Idempotency
     _attempts: list[AttemptValues]

@@ -19,7 +19,7 @@ from .live import Live
 from .policy import Decision, Idempotency
 
 if TYPE_CHECKING:
-    from .guard import Duplicate
+    from .duplicate import Duplicate
 
 __all__ = [
     "Attempt",

@@ -20,8 +20,8 @@ from .policy import Action, Decision, Reason
 from .session import SESSION_HEADER, Renewal
 
 if TYPE_CHECKING:
-    from .call import Head
-    from .engine import Engine
+    from .context import CallContext
+    from .events import Head
 
 __all__ = ["Renewing"]
 
@@ -35,7 +35,7 @@ class Renewing:
     did not process a request it answered with 404 for the session)."""
 
     # Set by Call.__init__.
-    _engine: Engine
+    _engine: CallContext
     facts: RequestFacts
     _session: str | None  # the session of the call's record
     _sent_session: str | None  # the Mcp-Session-Id the call's request goes out with

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 
-from ..core.call import Call, Head
+from ..core.call import Call
 from ..core.commands import (
     Admit,
     Break,
@@ -25,6 +25,7 @@ from ..core.commands import (
     Sleep,
     Stream,
 )
+from ..core.events import Head
 from ..core.ledger import RECORD_EXTENSION
 from ..core.stream import StreamTracker
 from .errors_httpx import BodyTooLarge, describe_error, refusal

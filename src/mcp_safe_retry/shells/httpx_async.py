@@ -18,7 +18,7 @@ import httpx
 
 from ..core.breaker import Breaker
 from ..core.budget import Budget
-from ..core.call import Call
+from ..core.call import Call, begin
 from ..core.commands import (
     Admit,
     Command,
@@ -170,8 +170,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
-            call = self.engine.begin(
-                await request.aread(), headers, request.extensions, request.url
+            call = begin(
+                self.engine, await request.aread(), headers, request.extensions, request.url
             )
             if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
                 hedging = hedged(self.engine, call, str(request.url), headers)

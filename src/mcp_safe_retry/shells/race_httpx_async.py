@@ -24,8 +24,8 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..core.call import Head
 from ..core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
+from ..core.events import Head
 from ..core.hedge import cancellation
 from ..core.hedging import Hedging, Launch, Loser, Turn
 from ..core.jsonrpc import RequestId

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2 as httpx
 
-from ...core.call import Call, Head
+from ...core.call import Call
 from ...core.commands import (
     Admit,
     Break,
@@ -27,6 +27,7 @@ from ...core.commands import (
     Sleep,
     Stream,
 )
+from ...core.events import Head
 from ...core.ledger import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ..support import RESPONSE_HEADERS, header_values, strip_headers

@@ -21,7 +21,7 @@ import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
-from ...core.call import Call
+from ...core.call import Call, begin
 from ...core.commands import (
     Admit,
     Command,
@@ -173,7 +173,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
-            call = self.engine.begin(request.read(), headers, request.extensions, request.url)
+            call = begin(self.engine, request.read(), headers, request.extensions, request.url)
             if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
                 hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
