@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import random
+import time
 import tracemalloc
 from typing import Any
 
@@ -48,7 +50,9 @@ def _rss() -> int:
 def history_growth(calls: int, checkpoints: int = 4) -> dict[str, Any]:
     """Drive the engine ``calls`` times, each call with new arguments and one in ten failing
     (so the re-send detector fills up too), and watch the History, detector and RSS."""
-    engine = Engine()
+    engine = Engine(
+        clock=time.monotonic, wall_clock=time.time, rand=random.random, id_prefix="0a1b2c3d"
+    )
     ok_head = Head(200, "application/json")
     bad_head = Head(500, None)
     ok_body = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}'

@@ -39,9 +39,6 @@ _KNOWN = {
     "core/live.py": {"secrets"},
     # Being moved out of the core on the branch that splits policy.py (issue 21, item 6).
     "core/policy.py": {"random", "tenacity"},
-    # The logging hook and the hooks' I/O: the shells' (issue 21, item 5: next step).
-    "core/engine.py": {"mcp_safe_retry.instrumentation.logs", "secrets", "time"},
-    "core/ledger.py": {"mcp_safe_retry.instrumentation.hooks"},
 }
 
 

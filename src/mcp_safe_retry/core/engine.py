@@ -8,20 +8,17 @@ what the call returns.
 from __future__ import annotations
 
 import itertools
-import secrets
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from ..instrumentation.logs import LoggingHook
 from .breaker import Breaker, CircuitBreaker, server_key
 from .budget import Budget, GrpcBudget, RetryBudget
 from .call import Call
 from .commands import Consult, Read
 from .context import Reopens
 from .guard import GuardTable
-from .hooks import Hook
+from .hooks import Hook, SwitchedHook
 from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
@@ -32,7 +29,6 @@ from .sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["Engine"]
 
-_LOGGING_HOOK = LoggingHook()
 _LOCAL_BUDGETS = (RetryBudget, GrpcBudget)
 
 
@@ -40,7 +36,11 @@ class Engine:
     """Per-transport state shared by its calls: policy, history, observers, id source.
 
     Several retry transports may share one (``AsyncRetryTransport.over``: one per proxy
-    route of a client), and with it one history, budget, breaker and session table."""
+    route of a client), and with it one history, budget, breaker and session table.
+
+    Time, randomness and the logging hook come from the shell that builds it (``clock``
+    monotonic seconds, ``wall_clock`` Unix time, ``rand`` in [0, 1) for the jitter,
+    ``id_prefix`` for fresh request ids): nothing here reads the system."""
 
     def __init__(
         self,
@@ -48,9 +48,11 @@ class Engine:
         policy: RetryPolicy | None = None,
         history: History | None = None,
         hooks: Sequence[Hook] = (),
-        clock: Callable[[], float] | None = None,
-        wall_clock: Callable[[], float] = time.time,
-        rand: Callable[[], float] | None = None,
+        logging_hook: SwitchedHook | None = None,
+        clock: Callable[[], float],
+        wall_clock: Callable[[], float],
+        rand: Callable[[], float],
+        id_prefix: str,
         resend_window: float = 60.0,
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
@@ -61,12 +63,13 @@ class Engine:
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
-        # The built-in logging hook first: it is free while the "mcp_safe_retry" logger is off.
-        self.hooks: tuple[Hook, ...] = (_LOGGING_HOOK, *hooks)
+        # The logging hook first: it is free while it is switched off (its logger is).
+        self.hooks: tuple[Hook, ...] = (*([logging_hook] if logging_hook else ()), *hooks)
         self._user_hooks = bool(hooks)
-        self.clock = clock if clock is not None else time.monotonic
+        self._logging_hook = logging_hook
+        self.clock = clock
         self.wall_clock = wall_clock
-        self.rand = rand if rand is not None else secrets.SystemRandom().random
+        self.rand = rand
         self.detector = ResendDetector(resend_window)
         self.guard = GuardTable(self.policy.duplicate_guard, self.policy.duplicate_window)
         self.scenario = scenario
@@ -91,7 +94,7 @@ class Engine:
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
-        self._prefix = secrets.token_hex(4)
+        self._prefix = id_prefix
         self._counter = itertools.count(1)
 
     def renewed(self, session: str | None) -> str | None:
@@ -133,6 +136,7 @@ class Engine:
     def listeners(self) -> tuple[Hook, ...]:
         """The hooks to tell now: none while only the logging hook is there and it is off
         (then no record needs to be built to be shown)."""
-        if self._user_hooks or _LOGGING_HOOK.enabled():
+        logging_hook = self._logging_hook
+        if self._user_hooks or (logging_hook is not None and logging_hook.enabled()):
             return self.hooks
         return ()

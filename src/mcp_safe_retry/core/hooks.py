@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from .records import Attempt, CallRecord
 
-__all__ = ["Hook"]
+__all__ = ["Hook", "SwitchedHook"]
 
 
 @runtime_checkable
@@ -27,3 +27,10 @@ class Hook(Protocol):
     def on_attempt(self, record: CallRecord, attempt: Attempt) -> None: ...
 
     def on_call(self, record: CallRecord) -> None: ...
+
+
+class SwitchedHook(Hook, Protocol):
+    """A hook that may be switched off (the logging hook, while its logger is): then no
+    record is built for it."""
+
+    def enabled(self) -> bool: ...

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..instrumentation.hooks import notify_attempt, notify_call
 from .classify import NOT_FAILURES, Classification, Outcome
 from .hedge import Copy, CopyKind
 from .hooks import Hook
@@ -22,10 +21,20 @@ if TYPE_CHECKING:
     from .duplicate import Duplicate
     from .events import Head
 
-__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
+__all__ = [
+    "RECORD_ATTRIBUTE",
+    "RECORD_EXTENSION",
+    "Ledger",
+    "Notice",
+    "RecordRef",
+    "attempt_number",
+]
 
 RECORD_EXTENSION = "mcp_safe_retry.record"
 RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
+
+Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
+"""Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
 
 
 class RecordRef:
@@ -66,7 +75,7 @@ class Ledger:
     # What most calls never change, as class-level defaults: fewer stores per call.
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
-    _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
+    _pending: list[Notice] | None = None  # see owed()
     # The duplicate guard (core/guard.py): the server key of a call it watches, and the
     # earlier call this one repeats while that may have run.
     _guarded: str | None = None
@@ -109,22 +118,19 @@ class Ledger:
             f"{last.reason if last else 'stop'}"
         )
 
-    def publish(self) -> None:
-        """Tell the hooks about the attempts (and the call's end) settled since last time.
+    def owed(self) -> list[Notice]:
+        """The notifications the hooks are owed since last asked (and forgets them): for
+        each, the hooks, the snapshot, and whether an attempt ended (else the call did).
 
-        The shell calls this once the events are handled: before a backoff, and when the
-        answer is handed on or the call ends; never while the call decides.
+        The shell tells the hooks (``instrumentation.hooks.publish``) once the events are
+        handled: before a backoff, and when the answer is handed on or the call ends; never
+        while the call decides.
         """
         pending = self._pending
         if pending is None:
-            return
+            return []
         self._pending = None
-        for listeners, snapshot, attempt in pending:
-            record = snapshot.get()
-            if attempt:
-                notify_attempt(listeners, record, record.attempts[-1])
-            else:
-                notify_call(listeners, record)
+        return pending
 
     def record_copy(
         self,

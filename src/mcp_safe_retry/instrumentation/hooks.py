@@ -6,9 +6,10 @@ import logging
 from collections.abc import Sequence
 
 from ..core.hooks import Hook
+from ..core.ledger import Notice
 from ..core.records import Attempt, CallRecord
 
-__all__ = ["NAME", "Hook", "logger", "notify_attempt", "notify_call"]
+__all__ = ["NAME", "Hook", "logger", "notify_attempt", "notify_call", "publish"]
 
 NAME = "mcp_safe_retry"
 """The name the package's logger, tracer and meter go by."""
@@ -31,3 +32,13 @@ def notify_call(hooks: Sequence[Hook], record: CallRecord) -> None:
             hook.on_call(record)
         except Exception:
             logger.exception("mcp_safe_retry hook %r failed in on_call", hook)
+
+
+def publish(owed: Sequence[Notice]) -> None:
+    """Tell the hooks what a call owes them (``Ledger.owed``), in order."""
+    for listeners, snapshot, attempt in owed:
+        record = snapshot.get()
+        if attempt:
+            notify_attempt(listeners, record, record.attempts[-1])
+        else:
+            notify_call(listeners, record)

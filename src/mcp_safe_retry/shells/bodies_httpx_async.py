@@ -28,6 +28,7 @@ from ..core.commands import (
 from ..core.events import Head
 from ..core.ledger import RECORD_EXTENSION
 from ..core.stream import StreamTracker
+from ..instrumentation.hooks import publish
 from .errors_httpx import BodyTooLarge, describe_error, refusal
 from .support import RESPONSE_HEADERS, header_values, strip_headers
 
@@ -138,7 +139,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker)
             else:
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
-            call.publish()
+            publish(call.owed())
             response = head = None
             if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
                 try:
@@ -147,7 +148,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                     call.abandoned(exc)
                     raise
                 finally:
-                    call.publish()
+                    publish(call.owed())
             if type(command) is Stream:
                 assert response is not None
                 assert head is not None
@@ -171,7 +172,7 @@ class _TrackedStream(httpx.AsyncByteStream):
     async def aclose(self) -> None:
         await self._body.aclose()
         self._call.stream_closed(self._tracker)
-        self._call.publish()
+        publish(self._call.owed())
 
 
 def _raw_stream(response: httpx.Response, head: Head) -> httpx.AsyncByteStream | None:

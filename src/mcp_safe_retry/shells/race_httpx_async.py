@@ -29,6 +29,7 @@ from ..core.events import Head
 from ..core.hedge import cancellation
 from ..core.hedging import Hedging, Launch, Loser, Turn
 from ..core.jsonrpc import RequestId
+from ..instrumentation.hooks import publish
 from .bodies_httpx_async import Ended, Exchange, head_of, read_whole, with_body
 from .errors_httpx import describe_error
 from .support import strip_headers
@@ -210,7 +211,7 @@ class _Racing:
                 if isinstance(then, Admit):
                     then = hedging.admitted(await then.breaker.allow_async(then.key)).then
                     continue
-                hedging.call.publish()
+                publish(hedging.call.owed())
                 await self._sleep(then.seconds)
                 then = hedging.slept().then
         except BaseException:  # cancelled while the budget was asked: its answer is closed

@@ -31,6 +31,7 @@ from ...core.events import Head
 from ...core.hedge import cancellation
 from ...core.hedging import Hedging, Launch, Loser, Turn
 from ...core.jsonrpc import RequestId
+from ...instrumentation.hooks import publish
 from ..support import strip_headers
 from .bodies_httpx2_async import Ended, Exchange, head_of, read_whole, with_body
 from .errors_httpx2 import describe_error
@@ -212,7 +213,7 @@ class _Racing:
                 if isinstance(then, Admit):
                     then = hedging.admitted(await then.breaker.allow_async(then.key)).then
                     continue
-                hedging.call.publish()
+                publish(hedging.call.owed())
                 await self._sleep(then.seconds)
                 then = hedging.slept().then
         except BaseException:  # cancelled while the budget was asked: its answer is closed
