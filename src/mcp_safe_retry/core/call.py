@@ -614,21 +614,21 @@ class Call(Renewing, Ledger):
         if final is None:
             final = classification
         attempt = AttemptValues(
-            self._copy_number if hedged else len(self._attempts) + 1,
-            RetryOrigin.APPLICATION if resuming else self._origin,
-            self._wire_id,
-            classification,
-            head.status if head else None,
-            head.content_type if head else None,
-            error_kind,
-            self._delay,
-            retry_after,
-            decision,
-            self._sent_at - self._start,
-            max(0.0, now - self._sent_at),
-            kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
-            self._sent_session if renewal is None else renewal.session,
-            (_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
+            number=self._copy_number if hedged else len(self._attempts) + 1,
+            retry_origin=RetryOrigin.APPLICATION if resuming else self._origin,
+            wire_id=self._wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=self._delay,
+            retry_after=retry_after,
+            decision=decision,
+            elapsed=self._sent_at - self._start,
+            duration=max(0.0, now - self._sent_at),
+            kind=kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
+            session_id=self._sent_session if renewal is None else renewal.session,
+            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
         self._attempts.append(attempt)
         if hedged:

@@ -14,7 +14,7 @@ from .hooks import Hook
 from .jsonrpc import RequestFacts, RequestId
 from .kinds import AttemptKind
 from .policy import Idempotency
-from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
+from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -144,19 +144,19 @@ class Ledger:
         lost): its fate is the copy's state."""
         now = self._engine.clock()
         attempt = AttemptValues(
-            copy.number,
-            origin,
-            copy.wire_id,
-            classification,
-            head.status if head else None,
-            head.content_type if head else None,
-            error_kind,
-            0.0,
-            None,
-            None,
-            copy.sent_at - self._start,
-            max(0.0, now - copy.sent_at),
-            AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
+            number=copy.number,
+            retry_origin=origin,
+            wire_id=copy.wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=0.0,
+            retry_after=None,
+            decision=None,
+            elapsed=copy.sent_at - self._start,
+            duration=max(0.0, now - copy.sent_at),
+            kind=AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
             session_id=self._sent_session,
             fate=str(copy.state),
         )
@@ -211,22 +211,22 @@ class Ledger:
         """Freeze the record's values as they are now (the record is built when read)."""
         facts = self.facts
         snapshot = LazyRecord(
-            (
-                facts.method,
-                facts.tool,
-                facts.id,
-                self.idempotency,
-                tuple(self._attempts),
-                final,
-                final is not None,
-                self._client,
-                self._protocol_version,
-                self._session,
-                self._engine.scenario,
-                facts.identity,  # worked out when the record is built
-                self._started_at,
-                max(0.0, now - self._start),
-                self._duplicate,
+            RecordValues(
+                method=facts.method,
+                tool=facts.tool,
+                request_id=facts.id,
+                idempotency=self.idempotency,
+                attempts=tuple(self._attempts),
+                classification=final,
+                complete=final is not None,
+                client=self._client,
+                protocol_version=self._protocol_version,
+                session_id=self._session,
+                scenario=self._engine.scenario,
+                arguments_digest=facts.identity,  # worked out when the record is built
+                started_at=self._started_at,
+                duration=max(0.0, now - self._start),
+                duplicate_of=self._duplicate,
             )
         )
         self._snapshot = snapshot
