@@ -75,6 +75,7 @@ from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
 from .sse import encode_event
+from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait, counted, refund, told
 
@@ -126,6 +127,8 @@ class Call(Renewing, Ledger):
     _copy_number = 0
     _hedges = 0
     _kind = _POSTED
+    _state = CallState.NEW  # what the call awaits (core/state.py)
+    _busy = False
 
     def __init__(
         self,
@@ -171,6 +174,7 @@ class Call(Renewing, Ledger):
 
     # -- events in, commands out -----------------------------------------------------------
 
+    @event(Event.START)
     def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
@@ -180,17 +184,18 @@ class Call(Renewing, Ledger):
             return self._refuse(_DUPLICATE, held(duplicate, target(self.ref.current)))
         return self._go()
 
+    @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
         return self._go()
 
+    @event(Event.ADMITTED)
     def admitted(self, allowed: bool) -> Command:
         """The breaker's answer to an ``Admit``: send, or end the call unsent."""
         if allowed:
             return self._send()
         self._give_back()  # a retry held back: its budget token goes back
-        admit = self._admit
-        assert admit is not None  # an Admit was asked
+        admit = expect(self._admit, "Admit asked")
         retry_in = getattr(admit.breaker, "retry_in", None)
         return self._refuse(
             _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
@@ -216,10 +221,12 @@ class Call(Renewing, Ledger):
             return Refuse(classification.detail or str(outcome), outcome)
         return EndStream(contained) if self._reissued else Contain(contained)
 
+    @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
         return self._settle_again(None if allowed else _THROTTLED)
 
+    @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
@@ -227,11 +234,13 @@ class Call(Renewing, Ledger):
             return self._engine.read
         if streams(head, self.facts):
             self._head = head
-            assert self._wire_id is not None  # a notification's answer is never streamed
+            wire_id = self._wire_id
+            if wire_id is None:
+                raise CallProtocolError("a notification's answer is never streamed")
             return Stream(
                 StreamTracker(
-                    wire_id=self._wire_id,
-                    caller_id=self.facts.id if self.facts.id is not None else self._wire_id,
+                    wire_id=wire_id,
+                    caller_id=self.facts.id if self.facts.id is not None else wire_id,
                     method=self.facts.method,
                     max_event_bytes=self._engine.max_event_bytes,
                     want_message=self._wants_message(),
@@ -240,10 +249,10 @@ class Call(Renewing, Ledger):
         self._reading = head
         return self._engine.read
 
+    @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
         """The whole body of the answer a ``Read`` asked for."""
-        head = self._reading
-        assert head is not None  # a Read follows headed()
+        head = expect(self._reading, "head read (a Read follows headed())")
         if self._renewal is not None:
             return self._renewal_answered(head, body)
         facts = self.facts
@@ -276,11 +285,13 @@ class Call(Renewing, Ledger):
         if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
-                assert facts.id is not None  # only a request's failure is contained
+                if facts.id is None:
+                    raise CallProtocolError("only a request's failure is contained")
                 return Contain(server_error(body, head.content_type, facts.id) or contained)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
+    @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
         """A network error instead of a response (or while its body was read)."""
         resuming = self._resuming
@@ -300,6 +311,7 @@ class Call(Renewing, Ledger):
             return Raise(error)
         return EndStream(contained) if self._reissued else Contain(contained)
 
+    @event(Event.STREAM_ENDED)
     def stream_ended(
         self,
         tracker: StreamTracker,
@@ -337,6 +349,7 @@ class Call(Renewing, Ledger):
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success
         (SDKs close a stream once they have the response), else the call was abandoned."""
+        self._state = CallState.ENDED
         if self.done:
             return
         if tracker.classification is not None:
@@ -348,6 +361,14 @@ class Call(Renewing, Ledger):
     def abandoned(self, exc: BaseException | None) -> None:
         """The call ended without a verdict: the caller closed the stream early, or an
         exception (a cancellation, an error of the inner transport's own) ended it."""
+        self._state = CallState.ENDED
+        self._busy = True  # an attempt settled again here is not an event from outside
+        try:
+            self._abandon(exc)
+        finally:
+            self._busy = False
+
+    def _abandon(self, exc: BaseException | None) -> None:
         if self.done:
             return
         if exc is None:
@@ -392,6 +413,7 @@ class Call(Renewing, Ledger):
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
         self._resume_id = last_event_id
+        self._state = CallState.NEW
         self.done = False
         self._in_flight = True
         self._resuming = True
@@ -455,6 +477,7 @@ class Call(Renewing, Ledger):
         """What follows settles through ``copy`` of the race: its head, body or failure are
         fed to this call as those of its newest POST."""
         self._hedged = True
+        self._state = CallState.SENT
         self._copy_number = copy.number
         self._wire_id = copy.wire_id
         self._sent_at = copy.sent_at
@@ -487,9 +510,7 @@ class Call(Renewing, Ledger):
         again with its answer)."""
         if decision is _ASK_BUDGET:
             self._replay = replay
-            consult = self._engine.consult
-            assert consult is not None  # only a budget of the shell's to ask is asked
-            return consult
+            return expect(self._engine.consult, "shared budget to ask")
         if decision.delay > 0:
             return Sleep(decision.delay)
         return self._go()
@@ -497,8 +518,7 @@ class Call(Renewing, Ledger):
     def _settle_again(self, stop: Decision | None) -> Command:
         """Replay the event whose attempt waited for the budget, now that it answered:
         ``stop`` ends the call instead of the retry, None lets the retry go."""
-        replay, self._replay = self._replay, None
-        assert replay is not None  # a Consult was asked
+        replay, self._replay = expect(self._replay, "Consult asked"), None
         self._answered, self._stop = True, stop
         return replay()
 
