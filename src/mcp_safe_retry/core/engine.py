@@ -12,8 +12,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from .breaker import Breaker, CircuitBreaker, server_key
-from .budget import Budget, GrpcBudget, RetryBudget
+from .breaker import Breaker, server_key
+from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
 from .commands import Consult, Read
 from .context import Reopens
@@ -28,8 +28,6 @@ from .session import Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["Engine"]
-
-_LOCAL_BUDGETS = (RetryBudget, GrpcBudget)
 
 
 class Engine:
@@ -77,13 +75,13 @@ class Engine:
         self.read = Read(max_event_bytes)  # the command to read a whole body, made once
         self.budget = budget if budget is not None else RetryBudget()
         self.breaker = breaker
-        # A budget or breaker of this process answers at once, so the call asks it itself;
-        # any other (a shared one) is asked by the shell, through a command (awaited by an
-        # async shell, so that a round trip never blocks its event loop).
-        self.consult = None if type(self.budget) in _LOCAL_BUDGETS else Consult(self.budget)
+        # A budget or breaker that answers at once (it says so) is asked by the call itself;
+        # any other (a shared one) by the shell, through a command (awaited by an async
+        # shell, so that a round trip never blocks its event loop).
+        self.consult = None if answers_inline(self.budget) else Consult(self.budget)
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
-        self.breaker_inline = type(breaker) is CircuitBreaker
+        self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
