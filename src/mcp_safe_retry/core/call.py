@@ -11,8 +11,8 @@ HTTP library.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .breaker import circuit_open
 from .classify import (
@@ -97,7 +97,54 @@ _DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
 _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
 _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (its event replayed) once the budget has answered."""
+the attempt is settled again (from its ``_PendingRetry``) once the budget has answered."""
+
+
+class _Settle(NamedTuple):
+    """How one attempt ended, as ``Call._settle`` weighs it."""
+
+    classification: Classification
+    head: Head | None
+    error_kind: str | None = None
+    retry_after: float | None = None
+    message: JSON = None
+    resumable: bool = False
+
+
+class _AfterRead(NamedTuple):
+    """What an answer read whole leaves for after its attempt is settled."""
+
+    head: Head
+    body: bytes
+    message: JSON
+    source: bytes | None
+    resuming: bool
+
+
+class _AfterFailure(NamedTuple):
+    """What a network failure leaves for after its attempt is settled."""
+
+    error: BaseException
+    kind: ErrorKind
+    resuming: bool
+
+
+class _AfterStream(NamedTuple):
+    """What an ended SSE answer leaves for after its attempt is settled."""
+
+    tracker: StreamTracker
+    error: BaseException | None
+    resume_from: str | None  # the event id a client's GET may resume it from
+
+
+class _PendingRetry(NamedTuple):
+    """A retry planned while a budget of the shell's is asked: the attempt to settle with
+    its answer, and what follows."""
+
+    settle: _Settle
+    then: _AfterRead | _AfterFailure | _AfterStream
+
+
 _HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
@@ -117,7 +164,7 @@ class Call(Renewing, Ledger):
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
+    _planned: _PendingRetry | None = None  # the attempt to settle once the budget answers
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
     _spent = False  # the budget gave a token for the retry planned, not sent yet
@@ -224,7 +271,7 @@ class Call(Renewing, Ledger):
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._settle_again(None if allowed else _THROTTLED)
+        return self._settle_pending(None if allowed else _THROTTLED)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
@@ -272,10 +319,24 @@ class Call(Renewing, Ledger):
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
-        retry_after = asked_wait(head, self._engine.wall_clock)
-        decision = self._settle(classification, head, retry_after=retry_after, message=message)
+        settle = _Settle(
+            classification,
+            head,
+            retry_after=asked_wait(head, self._engine.wall_clock),
+            message=message,
+        )
+        then = _AfterRead(head, body, message, source, resuming)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_read(then, decision)
+
+    def _after_read(self, then: _AfterRead, decision: Decision) -> Command:
+        """What follows an answer read whole, once its attempt is settled with ``decision``."""
+        head, body, message, source, resuming = then
+        facts = self.facts
         if decision.retry:
-            return self._next(decision, lambda: self.received(body))
+            return self._next(decision)
         self._message = message
         self._message_source = source
         if resuming:
@@ -298,9 +359,18 @@ class Call(Renewing, Ledger):
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         if self._renewal is not None:
             return self._renewal_over(classification, None, error_kind=kind)
-        decision = self._settle(classification, None, error_kind=kind)
+        settle = _Settle(classification, None, error_kind=kind)
+        then = _AfterFailure(error, kind, resuming)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_failure(then, decision)
+
+    def _after_failure(self, then: _AfterFailure, decision: Decision) -> Command:
+        """What follows a network failure, once its attempt is settled with ``decision``."""
+        error, kind, resuming = then
         if decision.retry:
-            return self._next(decision, lambda: self.failed(error, kind, detail))
+            return self._next(decision)
         self.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
@@ -326,11 +396,22 @@ class Call(Renewing, Ledger):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
+        if self.done:
+            return self._after_stream(_AfterStream(tracker, error, None), None)
+        settle, then = self._stream_settle(tracker, error, kind, detail)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_stream(then, decision)
+
+    def _after_stream(self, then: _AfterStream, decision: Decision | None) -> Command:
+        """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
+        call had ended before)."""
+        tracker, error, resume_from = then
         resumable = False
-        if not self.done:
-            decision = self._stream_settled(tracker, kind, detail if error is not None else None)
-            if decision is _ASK_BUDGET:
-                return self._next(decision, lambda: self.stream_ended(tracker, error, kind, detail))
+        if decision is not None:
+            if resume_from is not None:  # kept for the client's GET with Last-Event-ID
+                self._engine.await_resumption(resume_from, self)
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
@@ -354,7 +435,8 @@ class Call(Renewing, Ledger):
             return
         if tracker.classification is not None:
             self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
-            self._stream_settled(tracker, None, None)
+            settle, then = self._stream_settle(tracker, None, None, "")
+            self._after_stream(then, self._settle(settle))
         else:
             self.abandoned(None)
 
@@ -375,8 +457,8 @@ class Call(Renewing, Ledger):
             detail = "closed by the caller before the response"
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        if self._replay is not None:  # awaiting the budget: settle the attempt as abandoned
-            self._settle_again(_ABANDONED)
+        if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
+            self._settle_pending(_ABANDONED)
             return
         stop = _ABANDONED
         now = self._engine.clock()
@@ -504,23 +586,29 @@ class Call(Renewing, Ledger):
             return self.admitted(admit.breaker.allow(admit.key))
         return admit
 
-    def _next(self, decision: Decision, replay: Callable[[], Command] | None = None) -> Command:
-        """The command that carries out a retry: wait first, unless there is nothing to wait;
-        or, when the budget must be asked first, ask it (``replay`` settles the attempt
-        again with its answer)."""
-        if decision is _ASK_BUDGET:
-            self._replay = replay
-            return expect(self._engine.consult, "shared budget to ask")
+    def _next(self, decision: Decision) -> Command:
+        """The command that carries out a retry: wait first, unless there is nothing to wait."""
         if decision.delay > 0:
             return Sleep(decision.delay)
         return self._go()
 
-    def _settle_again(self, stop: Decision | None) -> Command:
-        """Replay the event whose attempt waited for the budget, now that it answered:
-        ``stop`` ends the call instead of the retry, None lets the retry go."""
-        replay, self._replay = expect(self._replay, "Consult asked"), None
+    def _ask_budget(self, pending: _PendingRetry) -> Command:
+        """Keep the retry planned until the shell has asked the budget (``consulted``)."""
+        self._planned = pending
+        return expect(self._engine.consult, "shared budget to ask")
+
+    def _settle_pending(self, stop: Decision | None) -> Command:
+        """Settle the attempt that waited for the budget, now that it answered: ``stop``
+        ends the call instead of the retry, None lets the retry go; then carry on."""
+        pending, self._planned = expect(self._planned, "Consult asked"), None
         self._answered, self._stop = True, stop
-        return replay()
+        decision = self._settle(pending.settle)
+        then = pending.then
+        if isinstance(then, _AfterRead):
+            return self._after_read(then, decision)
+        if isinstance(then, _AfterFailure):
+            return self._after_failure(then, decision)
+        return self._after_stream(then, decision)
 
     def _give_back(self) -> None:
         """The retry the budget gave a token for is not sent: the token goes back."""
@@ -534,15 +622,20 @@ class Call(Renewing, Ledger):
         without building it."""
         return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
 
-    def _stream_settled(
-        self, tracker: StreamTracker, kind: ErrorKind | None, detail: str | None
-    ) -> Decision:
-        """Settle the attempt whose SSE answer ended (``detail``: why it broke, if it did)."""
+    def _stream_settle(
+        self,
+        tracker: StreamTracker,
+        error: BaseException | None,
+        kind: ErrorKind | None,
+        detail: str,
+    ) -> tuple[_Settle, _AfterStream]:
+        """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
+        broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
         if classification is None:
             classification = verdict(
                 Outcome.STREAM_INCOMPLETE,
-                detail="stream ended before the response" if detail is None else detail[:200],
+                detail="stream ended before the response" if error is None else detail[:200],
                 error_kind=kind,
             )
         # A server that numbered its events lets the client resume with Last-Event-ID;
@@ -550,27 +643,19 @@ class Call(Renewing, Ledger):
         resume_from = None
         if tracker.classification is None:
             resume_from = tracker.last_event_id or self._resume_id
-        decision = self._settle(
+        settle = _Settle(
             classification,
             self._head,
             error_kind=kind,
             message=tracker.message,
             resumable=resume_from is not None,
         )
-        if resume_from is not None and decision is not _ASK_BUDGET:
-            self._engine.await_resumption(resume_from, self)
-        return decision
+        return settle, _AfterStream(tracker, error, resume_from)
 
-    def _settle(
-        self,
-        classification: Classification,
-        head: Head | None,
-        *,
-        error_kind: str | None = None,
-        retry_after: float | None = None,
-        message: JSON = None,
-        resumable: bool = False,
-    ) -> Decision:
+    def _settle(self, settle: _Settle) -> Decision:
+        """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
+        when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
+        classification, head, error_kind, retry_after, message, resumable = settle
         engine = self._engine
         now = engine.clock()
         number = len(self._attempts) + 1 - self._hedges
@@ -589,7 +674,7 @@ class Call(Renewing, Ledger):
         if self.facts.id is not None:
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:
-                return _ASK_BUDGET  # nothing counted yet: the shell asks, this is replayed
+                return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
             failed = counted(engine, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
