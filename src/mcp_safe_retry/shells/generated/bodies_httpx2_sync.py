@@ -10,6 +10,7 @@ Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import httpx2 as httpx
 
@@ -38,9 +39,16 @@ __all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming"
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
-Ended = tuple[Command, httpx.Response | None, Head | None, bytes | None]
-"""What one exchange ends with: the command, the response it concerns and that response's
-head, and the body read (None: the response was read in place, or not read)."""
+
+class Ended(NamedTuple):
+    """What one exchange ends with: the command, the response it concerns and that
+    response's head, and the body read (None: the response was read in place, or not)."""
+
+    command: Command
+    response: httpx.Response | None = None
+    head: Head | None = None
+    body: bytes | None = None
+
 
 Exchange = Callable[[Call, httpx.Request, Command], Ended]
 """Runs a call's commands until one ends the exchange (the transport's loop)."""

@@ -303,7 +303,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     locked = False
                     command = command.then
                 else:
-                    return command, response, head, body
+                    return Ended(command, response, head, body)
         finally:
             if locked:  # the call ended (an error, a cancellation) holding the lock
                 self._session_lock.release()

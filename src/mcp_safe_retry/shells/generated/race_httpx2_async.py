@@ -78,7 +78,7 @@ async def race(
     if racing.ended is None:
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
-    command = racing.ended[0]
+    command = racing.ended.command
     if isinstance(command, _CARRIED_ON):
         return await exchange(hedging.call, request, command)
     return racing.ended
@@ -142,7 +142,7 @@ class _Racing:
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
         if self.ended is not None:
-            response = self.ended[1]
+            response = self.ended.response
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
@@ -226,9 +226,9 @@ class _Racing:
             self._launch(then)
         elif answer is None or isinstance(then, _CARRIED_ON):
             await self._close(answer)  # settled by a failure, or carried on after the race
-            self.ended = (then, None, None, None)
+            self.ended = Ended(then)
         else:
-            self.ended = (then, *answer)
+            self.ended = Ended(then, *answer)
         if self.ended is not None and self._asking is not None:
             self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()
