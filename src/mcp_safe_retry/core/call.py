@@ -62,7 +62,7 @@ from .jsonrpc import (
 )
 from .kinds import AttemptKind, ErrorKind
 from .ledger import Ledger, attempt_number
-from .observed import LEARNED_METHODS, client_info
+from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .policy import (
     Action,
@@ -175,6 +175,9 @@ class Call(Renewing, Ledger):
     _hedges = 0
     _kind = _POSTED
     _state = CallState.NEW  # what the call awaits (core/state.py)
+    # A caller's notifications/cancelled for a hedged call that races: what gives the race
+    # up, for the shell to call before it sends the notification on.
+    gives_up: GiveUp | None = None
     _busy = False
 
     def __init__(
@@ -203,6 +206,7 @@ class Call(Renewing, Ledger):
         self._wire_id: RequestId | None = facts.id
         if facts.method == "notifications/cancelled":
             self._content = observed.remap_cancellation(facts, self._session)
+            self.gives_up = observed.race_cancelled(facts, self._session)
         origin = marked_origin(extensions)
         if origin is None:
             is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)

@@ -25,6 +25,7 @@ from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, ma
 from .jsonrpc import RequestId
 from .kinds import ErrorKind
 from .latency import hedge_delay
+from .observed import GiveUp
 from .records import RetryOrigin
 from .servers import server_key
 from .tally import asked_wait, refund, tally
@@ -130,9 +131,10 @@ class Hedging:
         """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
         return self._after(self.call.consulted(allowed))
 
-    def watch(self, cancel: Callable[[], None] | None) -> None:
+    def watch(self, cancel: GiveUp | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
-        calls ``cancel`` (the first copy hears it; the others would not); None: no more."""
+        is handed ``cancel`` for the shell to call (the first copy hears the notification;
+        the others would not); None: no more."""
         caller_id = self.call.facts.id
         assert caller_id is not None  # a hedged call has an id
         self._engine.observed.racing(self._session, caller_id, cancel)

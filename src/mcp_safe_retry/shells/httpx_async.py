@@ -187,6 +187,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = begin(
                 self.engine, await request.aread(), headers, request.extensions, request.url
             )
+            if call is not None and call.gives_up is not None:
+                call.gives_up()  # the caller cancels a hedged call: its race ends
             if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
                 hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
