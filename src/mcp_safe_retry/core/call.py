@@ -12,8 +12,9 @@ HTTP library.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from .answers import contained, restored, spliced
 from .breaker import circuit_open
 from .classify import (
     UTF8_CHARSETS,
@@ -39,10 +40,6 @@ from .commands import (
     Stream,
 )
 from .contain import (
-    CONTAINED_OUTCOMES,
-    NEVER_CONTAINED_METHODS,
-    contained_error,
-    contains_http_error,
     server_error,
 )
 from .duplicate import Verdict
@@ -53,10 +50,6 @@ from .jsonrpc import (
     JSON,
     RequestFacts,
     RequestId,
-    answers_under,
-    dumps,
-    is_exact,
-    loads,
     parse_request,
     with_id,
 )
@@ -64,6 +57,7 @@ from .kinds import AttemptKind, ErrorKind
 from .ledger import Books, Notice, RecordRef
 from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
+from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
 from .policy import (
     Action,
     Decision,
@@ -74,7 +68,6 @@ from .policy import (
 from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
-from .sse import encode_event
 from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait, counted, refund, told
@@ -97,52 +90,7 @@ _DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
 _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
 _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (from its ``_PendingRetry``) once the budget has answered."""
-
-
-class _Settle(NamedTuple):
-    """How one attempt ended, as ``Call._settle`` weighs it."""
-
-    classification: Classification
-    head: Head | None
-    error_kind: str | None = None
-    retry_after: float | None = None
-    message: JSON = None
-    resumable: bool = False
-
-
-class _AfterRead(NamedTuple):
-    """What an answer read whole leaves for after its attempt is settled."""
-
-    head: Head
-    body: bytes
-    message: JSON
-    source: bytes | None
-    resuming: bool
-
-
-class _AfterFailure(NamedTuple):
-    """What a network failure leaves for after its attempt is settled."""
-
-    error: BaseException
-    kind: ErrorKind
-    resuming: bool
-
-
-class _AfterStream(NamedTuple):
-    """What an ended SSE answer leaves for after its attempt is settled."""
-
-    tracker: StreamTracker
-    error: BaseException | None
-    resume_from: str | None  # the event id a client's GET may resume it from
-
-
-class _PendingRetry(NamedTuple):
-    """A retry planned while a budget of the shell's is asked: the attempt to settle with
-    its answer, and what follows."""
-
-    settle: _Settle
-    then: _AfterRead | _AfterFailure | _AfterStream
+the attempt is settled again (from its ``PendingRetry``) once the budget has answered."""
 
 
 _HEDGED = AttemptKind.HEDGE
@@ -164,7 +112,7 @@ class Call(Renewing):
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _planned: _PendingRetry | None = None  # the attempt to settle once the budget answers
+    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
     _spent = False  # the budget gave a token for the retry planned, not sent yet
@@ -333,7 +281,7 @@ class Call(Renewing):
             return self._renewal_answered(head, body)
         facts = self.facts
         resuming = self._resuming
-        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
+        # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
         classification, message = classify_answer(
             head.status,
             body,
@@ -348,19 +296,19 @@ class Call(Renewing):
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
-        settle = _Settle(
+        settle = Settle(
             classification,
             head,
             retry_after=asked_wait(head, self._engine.wall_clock),
             message=message,
         )
-        then = _AfterRead(head, body, message, source, resuming)
+        then = AfterRead(head, body, message, source, resuming)
         decision = self._settle(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_read(then, decision)
 
-    def _after_read(self, then: _AfterRead, decision: Decision) -> Command:
+    def _after_read(self, then: AfterRead, decision: Decision) -> Command:
         """What follows an answer read whole, once its attempt is settled with ``decision``."""
         head, body, message, source, resuming = then
         facts = self.facts
@@ -378,7 +326,7 @@ class Call(Renewing):
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
                 return Contain(server_error(body, head.content_type, facts.id) or contained)
-        replacement = self._restore_id(message)
+        replacement = restored(message, source, self._wire_id, facts.id)
         return HAND_ON if replacement is None else HandOn(replacement)
 
     @event(Event.FAILED)
@@ -388,14 +336,14 @@ class Call(Renewing):
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         if self._renewal is not None:
             return self._renewal_over(classification, None, error_kind=kind)
-        settle = _Settle(classification, None, error_kind=kind)
-        then = _AfterFailure(error, kind, resuming)
+        settle = Settle(classification, None, error_kind=kind)
+        then = AfterFailure(error, kind, resuming)
         decision = self._settle(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_failure(then, decision)
 
-    def _after_failure(self, then: _AfterFailure, decision: Decision) -> Command:
+    def _after_failure(self, then: AfterFailure, decision: Decision) -> Command:
         """What follows a network failure, once its attempt is settled with ``decision``."""
         error, kind, resuming = then
         if decision.retry:
@@ -426,14 +374,14 @@ class Call(Renewing):
             runs the exchange again and splices the new answer into the stream.
         """
         if self.done:
-            return self._after_stream(_AfterStream(tracker, error, None), None)
+            return self._after_stream(AfterStream(tracker, error, None), None)
         settle, then = self._stream_settle(tracker, error, kind, detail)
         decision = self._settle(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_stream(then, decision)
 
-    def _after_stream(self, then: _AfterStream, decision: Decision | None) -> Command:
+    def _after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
         call had ended before)."""
         tracker, error, resume_from = then
@@ -531,32 +479,16 @@ class Call(Renewing):
         self.books.reopened()
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
-        """The JSON-RPC error that stands for this call's failure, when failures are contained.
-
-        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE, CIRCUIT_OPEN and DUPLICATE_HELD
-        are contained; an HTTP error is an answer already, contained only where the engine
-        contains HTTP errors (the httpx flavour) and its status is not one a layer above
-        handles (``contains_http_error``). Inside an SSE stream that holds no response,
-        whatever ended the call is. None when containment is off, the call is a
-        notification, or its method's error would be read as the server's verdict
-        (``NEVER_CONTAINED_METHODS``).
-        """
-        if not self._engine.contain_failures or self.facts.id is None:
-            return None
-        if self.facts.method in NEVER_CONTAINED_METHODS:  # the SDK reads it as a verdict
-            return None
-        record = self.books.ref.current
-        final = record.classification
-        if final is None:
-            return None
-        if (
-            not in_stream
-            and final.outcome not in CONTAINED_OUTCOMES
-            and not (self._engine.contain_http_errors and contains_http_error(final.status))
-        ):
-            return None
-        body = contained_error(record, self.facts.id)
-        return encode_event(body) if in_stream else body
+        """The JSON-RPC error that stands for this call's failure, if contained
+        (``answers.contained``)."""
+        engine = self._engine
+        return contained(
+            self.facts,
+            self.books.ref.current,
+            failures=engine.contain_failures,
+            http_errors=engine.contain_http_errors,
+            in_stream=in_stream,
+        )
 
     # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 
@@ -632,7 +564,7 @@ class Call(Renewing):
             return Sleep(decision.delay)
         return self._go()
 
-    def _ask_budget(self, pending: _PendingRetry) -> Command:
+    def _ask_budget(self, pending: PendingRetry) -> Command:
         """Keep the retry planned until the shell has asked the budget (``consulted``)."""
         self._planned = pending
         return expect(self._engine.consult, "shared budget to ask")
@@ -644,9 +576,9 @@ class Call(Renewing):
         self._answered, self._stop = True, stop
         decision = self._settle(pending.settle)
         then = pending.then
-        if isinstance(then, _AfterRead):
+        if isinstance(then, AfterRead):
             return self._after_read(then, decision)
-        if isinstance(then, _AfterFailure):
+        if isinstance(then, AfterFailure):
             return self._after_failure(then, decision)
         return self._after_stream(then, decision)
 
@@ -668,7 +600,7 @@ class Call(Renewing):
         error: BaseException | None,
         kind: ErrorKind | None,
         detail: str,
-    ) -> tuple[_Settle, _AfterStream]:
+    ) -> tuple[Settle, AfterStream]:
         """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
         broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
@@ -683,16 +615,16 @@ class Call(Renewing):
         resume_from = None
         if tracker.classification is None:
             resume_from = tracker.last_event_id or self._resume_id
-        settle = _Settle(
+        settle = Settle(
             classification,
             self._head,
             error_kind=kind,
             message=tracker.message,
             resumable=resume_from is not None,
         )
-        return settle, _AfterStream(tracker, error, resume_from)
+        return settle, AfterStream(tracker, error, resume_from)
 
-    def _settle(self, settle: _Settle) -> Decision:
+    def _settle(self, settle: Settle) -> Decision:
         """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
         when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
         classification, head, error_kind, retry_after, message, resumable = settle
@@ -805,41 +737,15 @@ class Call(Renewing):
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by
         ``head`` (and the last answer read): with that answer, or a contained failure."""
-        event = self._splice_event() or self.contained(in_stream=True)
+        caller_id = self.facts.id
+        event = spliced(self._message, self._message_source, caller_id) or self.contained(
+            in_stream=True
+        )
         if event is None:
             return Break(
                 f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
             )
         return EndStream(event)
-
-    def _splice_event(self) -> bytes | None:
-        """The last read answer as one SSE event for the caller's id, to end a stream that
-        broke and was re-issued; None when that answer holds no JSON-RPC response."""
-        message = self._message
-        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
-            return None
-        message = self._exact(message)
-        if message.get("id") is not None and self.facts.id is not None:
-            message = {**message, "id": self.facts.id}
-        return encode_event(dumps(message))
-
-    def _restore_id(self, message: JSON) -> bytes | None:
-        caller_id = self.facts.id
-        if (
-            caller_id is None
-            or self._wire_id is caller_id  # never re-sent: the common case
-            or not isinstance(message, dict)
-            or not answers_under(message, self._wire_id, caller_id)
-        ):
-            return None
-        return with_id(self._exact(message), caller_id)
-
-    def _exact(self, message: JSON) -> JSON:
-        """The last JSON answer with exact integers, to be re-serialised."""
-        source = self._message_source
-        if source is None or is_exact(source):
-            return message
-        return loads(source)
 
 
 def begin(
