@@ -15,11 +15,25 @@ socket or imports an HTTP library; the engine's clock is the only clock read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .call import Call
 from .classify import Classification, Outcome, classify_answer, verdict
-from .commands import Admit, Command, Consult, HeaderEdits, Lock, Read, Send, Sleep, Unlock
+from .commands import (
+    CANCEL_EDITS,
+    CANCEL_TIME_LIMIT,
+    Admit,
+    Command,
+    Consult,
+    Launch,
+    Lock,
+    Loser,
+    Read,
+    Send,
+    Sleep,
+    Turn,
+    Unlock,
+)
 from .events import Head, streams
 from .hedge import (
     CancelBy,
@@ -32,7 +46,6 @@ from .hedge import (
     ending_of,
     may_hedge,
 )
-from .jsonrpc import RequestId
 from .kinds import ErrorKind
 from .latency import hedge_delay
 from .observed import GiveUp
@@ -43,19 +56,7 @@ from .tally import asked_wait, refund, tally
 if TYPE_CHECKING:
     from .context import CallContext
 
-__all__ = [
-    "CANCEL_EDITS",
-    "CANCEL_TIME_LIMIT",
-    "Hedging",
-    "Launch",
-    "Loser",
-    "Turn",
-    "carries_on",
-    "hedged",
-]
-
-CANCEL_TIME_LIMIT = 2.0
-"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+__all__ = ["Hedging", "carries_on", "hedged"]
 
 _CARRIED_ON = (Send, Lock, Unlock)
 
@@ -64,46 +65,6 @@ def carries_on(command: Command) -> bool:
     """Whether a command that settled a race leaves the exchange going (a session renewal
     after a copy's 404): the shell's own loop carries it on, unhedged."""
     return isinstance(command, _CARRIED_ON)
-
-
-class Launch(NamedTuple):
-    """Send copy ``number`` now: the caller's body (``content`` None) or ``content``."""
-
-    number: int
-    content: bytes | None
-
-
-class Loser(NamedTuple):
-    """A copy still in flight that lost: cancel its task, close its response, and, when
-    ``notice`` is not None, POST it (``notifications/cancelled`` for the copy's own id,
-    ``hedge.cancellation``) with the caller's headers changed as ``edits`` say, given up
-    after ``time_limit`` seconds."""
-
-    number: int
-    wire_id: RequestId
-    notice: bytes | None = None
-    edits: HeaderEdits = ()
-    time_limit: float = CANCEL_TIME_LIMIT
-
-
-CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
-"""How a loser's cancellation differs from the caller's request headers: it is no call of a
-method or a tool (its body's length is its own)."""
-
-
-class Turn(NamedTuple):
-    """What the shell does after a copy's event.
-
-    ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
-    (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
-    ``Sleep`` to wait before ``Hedging.slept``; an ``Admit`` (``Consult``) to ask the breaker
-    (the budget) before ``Hedging.admitted`` (``Hedging.consulted``); any other command
-    settles the exchange with the reporting copy's response, as ``Call`` commands do for a
-    call never hedged.
-    """
-
-    cancel: tuple[Loser, ...] = ()
-    then: Launch | Command | None = None
 
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
