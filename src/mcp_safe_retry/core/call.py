@@ -131,26 +131,26 @@ class Call(Renewing):
 
     def __init__(
         self,
-        engine: CallContext,
+        context: CallContext,
         facts: RequestFacts,
         headers: Mapping[str, str],
         extensions: Mapping[str, Any],
         url: object = None,
     ) -> None:
-        self._engine = engine
+        self._context = context
         self.facts = facts
-        breaker = engine.breaker
+        breaker = context.breaker
         if breaker is not None and facts.id is not None:
-            self._admit = Admit(breaker, engine.server_key(str(url)))
+            self._admit = Admit(breaker, context.server_key(str(url)))
         session = self._sent_session = headers.get(SESSION_HEADER)
-        observed = engine.observed
+        observed = context.observed
         self.idempotency = (
             Idempotency.UNSAFE
             if facts.id is None
             else _declared(extensions)
-            or engine.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+            or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
-        now = engine.clock()
+        now = context.clock()
         self._sent_at = now
         self._wire_id: RequestId | None = facts.id
         if facts.method == "notifications/cancelled":
@@ -158,22 +158,22 @@ class Call(Renewing):
             self.gives_up = observed.race_cancelled(facts, session)
         origin = marked_origin(extensions)
         if origin is None:
-            is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
+            is_resend = facts.id is not None and context.detector.is_resend(facts.identity, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-        guard = engine.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
+        guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
         guarded = duplicate = None
         if guard.guards(facts, self.idempotency):
-            guarded = engine.server_key(str(url))
+            guarded = context.server_key(str(url))
             duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
             if duplicate is not None and origin is RetryOrigin.NONE:
                 origin = RetryOrigin.APPLICATION  # it repeats a call sent before
         self._origin = origin
         self.books = Books(
-            engine,
+            context,
             facts,
             self.idempotency,
             start=now,
-            started_at=engine.wall_clock(),
+            started_at=context.wall_clock(),
             client=client_info(facts) or observed.client,
             protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
             session=session,
@@ -228,7 +228,7 @@ class Call(Renewing):
     def _refuse(self, stop: Decision, classification: Classification) -> Command:
         """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
         then the contained error, or the HTTP library's exception for the outcome."""
-        self._sent_at = now = self._engine.clock()
+        self._sent_at = now = self._context.clock()
         self._record(
             stop,
             classification,
@@ -255,7 +255,7 @@ class Call(Renewing):
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
-            return self._engine.read
+            return self._context.read
         if streams(head, self.facts):
             self._head = head
             wire_id = self._wire_id
@@ -266,12 +266,12 @@ class Call(Renewing):
                     wire_id=wire_id,
                     caller_id=self.facts.id if self.facts.id is not None else wire_id,
                     method=self.facts.method,
-                    max_event_bytes=self._engine.max_event_bytes,
+                    max_event_bytes=self._context.max_event_bytes,
                     want_message=self._wants_message(),
                 )
             )
         self._reading = head
-        return self._engine.read
+        return self._context.read
 
     @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
@@ -288,7 +288,7 @@ class Call(Renewing):
             content_type=head.content_type,
             expected_id=None if facts.id is None else self._wire_id,
             method=facts.method,
-            max_event_bytes=self._engine.max_event_bytes,
+            max_event_bytes=self._context.max_event_bytes,
             want_message=self._wants_message(),
         )
         if head.status == 404 and self._renewable(classification):
@@ -299,7 +299,7 @@ class Call(Renewing):
         settle = Settle(
             classification,
             head,
-            retry_after=asked_wait(head, self._engine.wall_clock),
+            retry_after=asked_wait(head, self._context.wall_clock),
             message=message,
         )
         then = AfterRead(head, body, message, source, resuming)
@@ -320,7 +320,7 @@ class Call(Renewing):
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
             return self._reissued_end(head)
-        if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:
@@ -388,7 +388,7 @@ class Call(Renewing):
         resumable = False
         if decision is not None:
             if resume_from is not None:  # kept for the client's GET with Last-Event-ID
-                self._engine.await_resumption(resume_from, self)
+                self._context.await_resumption(resume_from, self)
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
@@ -438,7 +438,7 @@ class Call(Renewing):
             self._settle_pending(_ABANDONED)
             return
         stop = _ABANDONED
-        now = self._engine.clock()
+        now = self._context.clock()
         held = not self.books.attempts and not self._in_flight  # awaiting the breaker: unsent
         if self._in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
@@ -475,18 +475,18 @@ class Call(Renewing):
         self._resuming = True
         self._reissued = False
         self._delay = 0.0
-        self._sent_at = self._engine.clock()
+        self._sent_at = self._context.clock()
         self.books.reopened()
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, if contained
         (``answers.contained``)."""
-        engine = self._engine
+        context = self._context
         return contained(
             self.facts,
             self.books.ref.current,
-            failures=engine.contain_failures,
-            http_errors=engine.contain_http_errors,
+            failures=context.contain_failures,
+            http_errors=context.contain_http_errors,
             in_stream=in_stream,
         )
 
@@ -543,7 +543,7 @@ class Call(Renewing):
     def _send(self) -> Send:
         if self._spent:  # the retry's token is used
             self._spent = False
-        self._sent_at = self._engine.clock()
+        self._sent_at = self._context.clock()
         self._in_flight = True
         self._head = None
         content = self._content
@@ -554,7 +554,7 @@ class Call(Renewing):
         admit = self._admit
         if admit is None:
             return self._send()
-        if self._engine.breaker_inline:
+        if self._context.breaker_inline:
             return self.admitted(admit.breaker.allow(admit.key))
         return admit
 
@@ -567,7 +567,7 @@ class Call(Renewing):
     def _ask_budget(self, pending: PendingRetry) -> Command:
         """Keep the retry planned until the shell has asked the budget (``consulted``)."""
         self._planned = pending
-        return expect(self._engine.consult, "shared budget to ask")
+        return expect(self._context.consult, "shared budget to ask")
 
     def _settle_pending(self, stop: Decision | None) -> Command:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
@@ -586,7 +586,7 @@ class Call(Renewing):
         """The retry the budget gave a token for is not sent: the token goes back."""
         if self._spent:
             self._spent = False
-            refund(self._engine)
+            refund(self._context)
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -628,31 +628,31 @@ class Call(Renewing):
         """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
         when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
         classification, head, error_kind, retry_after, message, resumable = settle
-        engine = self._engine
-        now = engine.clock()
+        context = self._context
+        now = context.clock()
         number = len(self.books.attempts) + 1 - self._hedges
         decision = decide(
-            engine.policy,
+            context.policy,
             idempotency=self.idempotency,
             classification=classification,
             attempt=number,
             elapsed=now - self.books.start,
             retry_after=retry_after,
-            rand=engine.rand,
+            rand=context.rand,
         )
         if resumable or (decision.retry and self._resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
             decision = Decision(Action.STOP, Reason.RESUMABLE)
         if self.facts.id is not None:
             answered = self._answered
-            if decision.retry and not answered and engine.consult is not None:
+            if decision.retry and not answered and context.consult is not None:
                 return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(engine, classification)
+            failed = counted(context, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
                 if decision.retry and self._stop is not None:
                     decision = self._stop
-            elif decision.retry and not engine.budget.allow_retry():
+            elif decision.retry and not context.budget.allow_retry():
                 decision = _THROTTLED
             # The breaker's ratio counts the call once, when no retry follows.
             told(self._admit, failed, retry_after, ends_call=not decision.retry)
@@ -683,7 +683,7 @@ class Call(Renewing):
     ) -> Decision:
         """Append the attempt that just ended, with what follows it, for the hooks too
         (``final``: the call's verdict if it ends here, when not the attempt's own)."""
-        engine = self._engine
+        context = self._context
         books = self.books
         self._in_flight = False
         resuming = self._resuming
@@ -716,12 +716,12 @@ class Call(Renewing):
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, final, message, books.session)
+            context.observed.learn(self.facts, final, message, books.session)
         books.ended(final if self.done else None, now, self._wire_id)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
-        engine = self._engine
+        context = self._context
         facts = self.facts
         self._delay = decision.delay
         self._kind = _POSTED
@@ -730,9 +730,9 @@ class Call(Renewing):
             if self._content is None:
                 self._content = facts.source
             return
-        self._wire_id = engine.fresh_id()
+        self._wire_id = context.fresh_id()
         self._content = with_id(facts.exact_message(), self._wire_id)
-        engine.observed.resent(self.books.session, facts.id, self._wire_id)
+        context.observed.resent(self.books.session, facts.id, self._wire_id)
 
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by
