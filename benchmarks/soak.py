@@ -57,7 +57,7 @@ from mcp_safe_retry import (
     RetryPolicy,
     get_record,
 )
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry_kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [

@@ -34,8 +34,8 @@ from mcp_safe_retry import (
     mcp_client,
 )
 from mcp_safe_retry import httpx2 as mcp_httpx2
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.breaker import CircuitState
-from mcp_safe_retry.core.kinds import AttemptKind
 from tests.helpers import Script, json_reply, ok_result, rpc, sse_reply, status_reply, tool_call
 
 A = "http://a.test/mcp"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from mcp_safe_retry import CONTAINED_ERROR_CODE, Idempotency, Outcome, Reason, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call, Head
 from mcp_safe_retry.core.commands import (
     Break,
@@ -20,7 +21,6 @@ from mcp_safe_retry.core.commands import (
     Stream,
 )
 from mcp_safe_retry.core.engine import Engine
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.sse import encode_event
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")

@@ -32,7 +32,7 @@ from mcp_safe_retry import (
     RetryPolicy,
     get_record,
 )
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.session import Sessions
 
 pytestmark = pytest.mark.anyio

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from mcp_safe_retry import Delivery, DuplicateGuard, Idempotency, Outcome, RetryOrigin
-from mcp_safe_retry.core.classify import Classification, verdict
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.guard import GuardTable, Verdict, call_delivery, held
 from mcp_safe_retry.core.jsonrpc import parse_request
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.outcomes import Classification, verdict
 from mcp_safe_retry.core.records import AttemptValues
 
 SERVER = "http://a.test/mcp"

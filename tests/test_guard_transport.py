@@ -36,7 +36,7 @@ from mcp_safe_retry import (
     get_record,
 )
 from mcp_safe_retry import httpx2 as mcp_httpx2
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 
 A = "http://a.test/mcp"
 B = "http://b.test/mcp"

@@ -15,24 +15,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import Idempotency, Outcome, RetryPolicy
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.hedge import (
+from mcp_safe_retry.core.hedge_rules import (
     HEDGE_CANCEL_REASON,
     CancelBy,
     CopyKind,
     CopyState,
     Ending,
     Race,
+    Standing,
     Step,
-    Verdict,
     cancel_by,
     cancellation,
     ending_of,
     may_hedge,
     post_cap,
 )
+from mcp_safe_retry.core.hedge_settings import MAX_HEDGES, AdaptiveDelay
 from mcp_safe_retry.core.latency import LatencyWindow, hedge_delay
-from mcp_safe_retry.core.policy import MAX_HEDGES, AdaptiveDelay
+from mcp_safe_retry.core.outcomes import verdict
 
 READ, UNSAFE = Idempotency.READ, Idempotency.UNSAFE
 HEDGED = RetryPolicy(hedge_after=0.1, max_hedges=1, max_retries=2)
@@ -305,10 +305,10 @@ def test_race_table(
     cancelled: list[int],
 ) -> None:
     race, steps = play(start(), script)
-    assert [str(s.verdict) for s in steps] == verdicts
+    assert [str(s.standing) for s in steps] == verdicts
     assert [c.state for c in race.copies] == states
     assert sorted(c.number for s in steps for c in s.cancel) == cancelled
-    assert all(s.reply_id == 7 for s in steps if s.verdict is Verdict.WIN)
+    assert all(s.reply_id == 7 for s in steps if s.standing is Standing.WIN)
     assert sum(1 for c in race.copies if c.state is CopyState.WON) <= 1
 
 
@@ -485,7 +485,7 @@ def test_race_invariants(
                 race = race.begun(number, now)
             elif op == "commit":
                 step = race.commit(number, now)
-                assert len(step.race.in_flight) == 1 and step.verdict is Verdict.WAIT
+                assert len(step.race.in_flight) == 1 and step.standing is Standing.WAIT
                 race = step.race
             elif op == "stop":
                 race = race.stop_hedging()
@@ -497,7 +497,7 @@ def test_race_invariants(
                     if op == "give_up"
                     else race.abandon()
                 )
-                if step.verdict is Verdict.WIN:
+                if step.standing is Standing.WIN:
                     assert step.reply_id == caller_id
                     assert all(c.state is CopyState.LOST for c in step.cancel)
                 race = step.race

@@ -202,7 +202,7 @@ def test_a_logging_failure_never_breaks_a_call(
 def test_error_type(
     outcome: mcp_safe_retry.Outcome, kwargs: dict[str, int], expected: str | None
 ) -> None:
-    from mcp_safe_retry.core.classify import verdict
+    from mcp_safe_retry.core.outcomes import verdict
 
     assert error_type(verdict(outcome, **kwargs)) == expected
     assert error_type(None) is None

@@ -8,8 +8,10 @@ import attrs
 import pytest
 
 from mcp_safe_retry import Idempotency, Jitter, Outcome, Reason, RetryPolicy
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.policy import READ_METHODS, decide, parse_retry_after
+from mcp_safe_retry.core.decision import decide
+from mcp_safe_retry.core.headers import parse_retry_after
+from mcp_safe_retry.core.idempotency import READ_METHODS
+from mcp_safe_retry.core.outcomes import verdict
 
 NOW = 1_800_000_000.0
 

@@ -32,7 +32,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from mcp_safe_retry import History, Idempotency, Outcome, Reason, RetryOrigin, RetryPolicy
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.httpx2 import mcp_client
 from tests.serving import Served, bind_loopback, memory_event_store
 

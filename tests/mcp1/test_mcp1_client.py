@@ -30,7 +30,8 @@ from mcp_safe_retry import (
     RetryPolicy,
     mcp_client,
 )
-from mcp_safe_retry.core.classify import session_lost, verdict
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.core.session_lost import session_lost
 from tests.kitchen_process import Kitchen, kitchen_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

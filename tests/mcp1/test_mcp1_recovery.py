@@ -33,7 +33,7 @@ from mcp_safe_retry import (
     RetryPolicy,
     mcp_client,
 )
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from tests.serving import Served, bind_loopback, memory_event_store
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -14,15 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
-from .classify import (
-    UTF8_CHARSETS,
-    Classification,
-    Outcome,
-    classify_answer,
-    media_type,
-    verdict,
-)
+from .classify import classify_answer
 from .commands import (
     END_STREAM,
     HAND_ON,
@@ -45,8 +39,12 @@ from .contain import (
     contains_http_error,
     server_error,
 )
+from .decision import Decision, Reason, decide
+from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import Verdict, held
-from .hedge import Copy, CopyKind, CopyState
+from .headers import UTF8_CHARSETS, media_type
+from .hedge_rules import Copy, CopyKind, CopyState
+from .idempotency import Idempotency
 from .jsonrpc import (
     JSON,
     RequestFacts,
@@ -57,17 +55,10 @@ from .jsonrpc import (
     loads,
     with_id,
 )
-from .kinds import AttemptKind, ErrorKind
 from .ledger import Ledger, attempt_number
 from .observed import LEARNED_METHODS, client_info
 from .origin import consented, marked_origin
-from .policy import (
-    Action,
-    Decision,
-    Idempotency,
-    Reason,
-    decide,
-)
+from .outcomes import Classification, Outcome, verdict
 from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
@@ -78,20 +69,17 @@ from .tally import asked_wait, counted, refund, told
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head", "streams"]
-
-IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
-"""A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
+__all__ = ["Call", "Head", "streams"]
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _HELD = AttemptKind.HELD
-_THROTTLED = Decision(Action.STOP, Reason.THROTTLED)
-_HELD_BACK = Decision(Action.STOP, Reason.CIRCUIT_OPEN)
-_DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
-_ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
-_ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
+_THROTTLED = Decision.stop(Reason.THROTTLED)
+_HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
+_DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
+_ABANDONED = Decision.stop(Reason.ABANDONED)
+_ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
 the attempt is settled again (its event replayed) once the budget has answered."""
 _HEDGED = AttemptKind.HEDGE
@@ -582,7 +570,7 @@ class Call(Renewing, Ledger):
         )
         if resumable or (decision.retry and self._resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision(Action.STOP, Reason.RESUMABLE)
+            decision = Decision.stop(Reason.RESUMABLE)
         if self.facts.id is not None:
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:

@@ -28,11 +28,12 @@ from typing import Any
 
 import attrs
 
-from .classify import Classification, Outcome, verdict
+from .attempt_kinds import AttemptKind
 from .delivery import Delivery, delivery_of
+from .idempotency import Idempotency
 from .jsonrpc import Digest, RequestFacts, RequestId
-from .kinds import AttemptKind
-from .policy import DuplicateGuard, Idempotency
+from .outcomes import Classification, Outcome, verdict
+from .policy import DuplicateGuard
 from .records import AttemptValues
 
 __all__ = [

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
+from .attempt_kinds import ErrorKind
 from .call import Call, Head, streams
-from .classify import Classification, Outcome, classify_answer, verdict
+from .classify import classify_answer
 from .commands import Admit, Command, Consult, Read, Send, Sleep
-from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
+from .hedge_rules import CancelBy, Copy, Race, Standing, Step, cancel_by, ending_of, may_hedge
 from .jsonrpc import RequestId
-from .kinds import ErrorKind
 from .latency import hedge_delay
+from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin
 from .servers import server_key
 from .tally import asked_wait, refund, tally
@@ -281,19 +282,19 @@ class Hedging:
         step = race.ended(number, ending_of(engine.policy, classification), engine.clock())
         self.race = step.race
         copy = step.race.copy(number)
-        if step.verdict is Verdict.DISCARD:
+        if step.standing is Standing.DISCARD:
             return _WAIT
-        if step.verdict is Verdict.WAIT:  # it failed, transiently; the others may not
+        if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, engine.wall_clock)
             tally(engine, self.call.admit, classification, retry_after, ends_call=False)
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
-        if step.verdict is Verdict.WIN:
+        if step.standing is Standing.WIN:
             self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
         command = settle()  # counts the copy with the budget and the breaker (Call._settle)
-        if step.verdict is Verdict.EXHAUSTED:
+        if step.standing is Standing.EXHAUSTED:
             return self._after(command, losers)
         return Turn(losers, command)
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..instrumentation.hooks import Hook, notify_attempt, notify_call
-from .classify import NOT_FAILURES, Classification, Outcome
-from .hedge import Copy, CopyKind
+from .attempt_kinds import AttemptKind
+from .extensions import RECORD_ATTRIBUTE
+from .hedge_rules import Copy, CopyKind
+from .idempotency import Idempotency
 from .jsonrpc import RequestFacts, RequestId
-from .kinds import AttemptKind
-from .policy import Idempotency
+from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
 if TYPE_CHECKING:
@@ -21,10 +22,7 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .guard import Duplicate
 
-__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
-
-RECORD_EXTENSION = "mcp_safe_retry.record"
-RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
+__all__ = ["Ledger", "RecordRef", "attempt_number"]
 
 
 class RecordRef:

@@ -25,10 +25,10 @@ from ..core.commands import (
     Sleep,
     Stream,
 )
-from ..core.ledger import RECORD_EXTENSION
+from ..core.extensions import RECORD_EXTENSION
 from ..core.stream import StreamTracker
 from .errors_httpx import BodyTooLarge, describe_error, refusal
-from .support import RESPONSE_HEADERS, header_values, strip_headers
+from .wiring import RESPONSE_HEADERS, header_values, strip_headers
 
 __all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming", "with_body"]
 

@@ -38,13 +38,13 @@ from ...core.commands import (
     Unlock,
 )
 from ...core.engine import Engine
+from ...core.extensions import RECORD_EXTENSION
 from ...core.hedging import hedged
-from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook
-from ..support import (
+from ..wiring import (
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,

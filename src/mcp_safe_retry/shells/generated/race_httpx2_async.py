@@ -15,7 +15,7 @@ cancelled then): a transport hands one response on, and cannot hand on a stream 
 copies might still win.
 
 Hand-written; ``scripts/unasync.py`` generates its httpx2 twin. Sync shells refuse hedging
-(``support.no_race``): a copy blocked in a read in another thread cannot be cancelled.
+(``wiring.no_race``): a copy blocked in a read in another thread cannot be cancelled.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import httpx2 as httpx
 
 from ...core.call import Head
 from ...core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
-from ...core.hedge import cancellation
+from ...core.hedge_rules import cancellation
 from ...core.hedging import Hedging, Launch, Loser, Turn
 from ...core.jsonrpc import RequestId
-from ..support import strip_headers
+from ..wiring import strip_headers
 from .bodies_httpx2_async import Ended, Exchange, head_of, read_whole, with_body
 from .errors_httpx2 import describe_error
 

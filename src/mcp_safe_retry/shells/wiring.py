@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from ..core.classify import media_type
+from ..core.headers import media_type
 from ..core.policy import RetryPolicy
 
 __all__ = [
