@@ -19,14 +19,10 @@ import httpx2
 import pytest
 
 from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
-    CallRecord,
     CircuitBreaker,
     CircuitOpenError,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
     RetryPolicy,
     RetryTransport,
@@ -36,6 +32,7 @@ from mcp_safe_retry import (
 from mcp_safe_retry import httpx2 as mcp_httpx2
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.breaker import CircuitState
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, CallRecord, Outcome, Reason
 from tests.helpers import Script, json_reply, ok_result, rpc, sse_reply, status_reply, tool_call
 
 A = "http://a.test/mcp"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE, Idempotency, Outcome, Reason, RetryPolicy
+from mcp_safe_retry import Idempotency, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call, Head
 from mcp_safe_retry.core.commands import (
@@ -22,6 +22,7 @@ from mcp_safe_retry.core.commands import (
 )
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.sse import encode_event
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
 JSON = Head(200, "application/json")

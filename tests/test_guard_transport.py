@@ -21,22 +21,24 @@ from hypothesis import strategies as st
 
 import mcp_safe_retry
 from mcp_safe_retry import (
-    ALLOW_DUPLICATE_EXTENSION,
-    CONTAINED_ERROR_CODE,
-    CallRecord,
     CircuitBreaker,
-    Delivery,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
-    RetryOrigin,
     RetryPolicy,
     allow_duplicate,
     get_record,
 )
 from mcp_safe_retry import httpx2 as mcp_httpx2
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.extensions import ALLOW_DUPLICATE_EXTENSION
+from mcp_safe_retry.records import (
+    CONTAINED_ERROR_CODE,
+    CallRecord,
+    Delivery,
+    Outcome,
+    Reason,
+    RetryOrigin,
+)
 
 A = "http://a.test/mcp"
 B = "http://b.test/mcp"

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_safe_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
+from mcp_safe_retry import History, Idempotency
 from mcp_safe_retry.core.decision import Decision, Reason
 from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.core.records import AttemptValues, LazyRecord
+from mcp_safe_retry.records import Attempt, CallRecord, Outcome, RetryOrigin
 
 
 def test_attempt_values_follow_the_attempt_fields_in_order() -> None:

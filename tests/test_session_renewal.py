@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import Idempotency, Outcome, Reason, RetryPolicy, get_record
+from mcp_safe_retry import Idempotency, RetryPolicy, get_record
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.jsonrpc import parse_request
 from mcp_safe_retry.core.observed import Observed
 from mcp_safe_retry.core.session import Sessions
+from mcp_safe_retry.records import Outcome, Reason
 
 pytestmark = pytest.mark.anyio
 URL = "http://mcp.test/mcp"

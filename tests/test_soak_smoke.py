@@ -21,15 +21,8 @@ from benchmarks.soak import (
     plan_calls,
     run_soak,
 )
-from mcp_safe_retry import (
-    Attempt,
-    CallRecord,
-    Decision,
-    Idempotency,
-    Reason,
-    RetryOrigin,
-    classify,
-)
+from mcp_safe_retry import Idempotency, classify
+from mcp_safe_retry.records import Attempt, CallRecord, Decision, Reason, RetryOrigin
 from mcp_safe_retry_kitchen import KitchenState, PostRecord
 
 pytestmark = pytest.mark.e2e

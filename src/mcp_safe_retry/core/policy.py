@@ -134,7 +134,3 @@ class RetryPolicy:
 
 def _policy(cls: type[RetryPolicy], fields: dict[str, Any]) -> RetryPolicy:
     return cls(**fields)
-
-
-def _policy(cls: type[RetryPolicy], fields: dict[str, Any]) -> RetryPolicy:
-    return cls(**fields)
