@@ -4,7 +4,7 @@ protocol a custom one follows, ``JsonLinesSink`` (one JSON line per call) and ``
 ``mcp_safe_retry.otel.OpenTelemetryHook``.
 """
 
-from .instrumentation.hooks import Hook
+from .core.hooks import Hook
 from .instrumentation.jsonlines import JsonLinesSink
 from .instrumentation.logs import LoggingHook
 

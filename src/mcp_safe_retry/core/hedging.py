@@ -18,21 +18,53 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from .attempt_kinds import ErrorKind
-from .call import Call, Head, streams
+from .call import Call
 from .classify import classify_answer
-from .commands import Admit, Command, Consult, Read, Send, Sleep
-from .hedge_rules import CancelBy, Copy, Race, Standing, Step, cancel_by, ending_of, may_hedge
+from .commands import Admit, Command, Consult, HeaderEdits, Lock, Read, Send, Sleep, Unlock
+from .events import Head, streams
+from .hedge_rules import (
+    CancelBy,
+    Copy,
+    Race,
+    Standing,
+    Step,
+    cancel_by,
+    cancellation,
+    ending_of,
+    may_hedge,
+)
 from .jsonrpc import RequestId
 from .latency import hedge_delay
+from .observed import GiveUp
 from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin
 from .servers import server_key
 from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .context import CallContext
 
-__all__ = ["Hedging", "Launch", "Loser", "Turn", "hedged"]
+__all__ = [
+    "CANCEL_EDITS",
+    "CANCEL_TIME_LIMIT",
+    "Hedging",
+    "Launch",
+    "Loser",
+    "Turn",
+    "carries_on",
+    "hedged",
+]
+
+CANCEL_TIME_LIMIT = 2.0
+"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+
+_CARRIED_ON = (Send, Lock, Unlock)
+
+
+def carries_on(command: Command) -> bool:
+    """Whether a command that settled a race leaves the exchange going (a session renewal
+    after a copy's 404): the shell's own loop carries it on, unhedged."""
+    return isinstance(command, _CARRIED_ON)
 
 
 class Launch(NamedTuple):
@@ -44,11 +76,20 @@ class Launch(NamedTuple):
 
 class Loser(NamedTuple):
     """A copy still in flight that lost: cancel its task, close its response, and, when
-    ``notify``, POST ``notifications/cancelled`` for ``wire_id`` (``hedge.cancellation``)."""
+    ``notice`` is not None, POST it (``notifications/cancelled`` for the copy's own id,
+    ``hedge.cancellation``) with the caller's headers changed as ``edits`` say, given up
+    after ``time_limit`` seconds."""
 
     number: int
     wire_id: RequestId
-    notify: bool
+    notice: bytes | None = None
+    edits: HeaderEdits = ()
+    time_limit: float = CANCEL_TIME_LIMIT
+
+
+CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
+"""How a loser's cancellation differs from the caller's request headers: it is no call of a
+method or a tool (its body's length is its own)."""
 
 
 class Turn(NamedTuple):
@@ -73,7 +114,7 @@ _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
 
-def hedged(engine: Engine, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
+def hedged(engine: CallContext, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
     """The race for a call POSTed to ``url``, or None when it is not hedged (hedging off,
     not a READ request, ``initialize``)."""
     policy = engine.policy
@@ -97,7 +138,7 @@ class Hedging:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: CallContext,
         call: Call,
         server: str,
         delay: float,
@@ -111,6 +152,7 @@ class Hedging:
         self._server = server
         self._delay = delay
         self._notify = notify
+        self.cancel_time_limit = CANCEL_TIME_LIMIT  # a loser's cancellation POST, at most
         self._first_origin = call.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
@@ -130,9 +172,10 @@ class Hedging:
         """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
         return self._after(self.call.consulted(allowed))
 
-    def watch(self, cancel: Callable[[], None] | None) -> None:
+    def watch(self, cancel: GiveUp | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
-        calls ``cancel`` (the first copy hears it; the others would not); None: no more."""
+        is handed ``cancel`` for the shell to call (the first copy hears the notification;
+        the others would not); None: no more."""
         caller_id = self.call.facts.id
         assert caller_id is not None  # a hedged call has an id
         self._engine.observed.racing(self._session, caller_id, cancel)
@@ -150,7 +193,7 @@ class Hedging:
         if not self._due():
             return None
         consult = self._engine.consult
-        if consult is not None:  # the same rule as for a retry (Engine.consult)
+        if consult is not None:  # the same rule as for a retry (CallContext.consult)
             return consult
         return self.hedge_consulted(self._engine.budget.allow_retry())
 
@@ -348,7 +391,10 @@ class Hedging:
             self.call.record_copy(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
             assert copy.wire_id is not None  # a hedged call has an id
             notify = self._notify and not (caller_notifies and copy.number == 1)
-            losers.append(Loser(copy.number, copy.wire_id, notify))
+            notice = cancellation(copy.wire_id) if notify else None
+            losers.append(
+                Loser(copy.number, copy.wire_id, notice, CANCEL_EDITS, self.cancel_time_limit)
+            )
         return tuple(losers)
 
     def _learn(self, race: Race) -> None:

@@ -28,7 +28,7 @@ from .outcomes import Classification, Outcome, verdict
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
-    from .call import Head
+    from .events import Head
 
 __all__ = ["SESSION_HEADER", "Handshake", "Renewal", "Sessions"]
 
