@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE, Idempotency, Outcome, Reason, RetryPolicy
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
@@ -23,9 +24,9 @@ from mcp_safe_retry.core.commands import (
 )
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.sse import encode_event
 from mcp_safe_retry.instrumentation.hooks import publish
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
 JSON = Head(200, "application/json")

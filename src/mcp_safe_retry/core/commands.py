@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from .classify import Outcome
+from .attempt_kinds import AttemptKind
 from .jsonrpc import RequestId
-from .kinds import AttemptKind
+from .outcomes import Outcome
 from .stream import StreamTracker
 
 if TYPE_CHECKING:

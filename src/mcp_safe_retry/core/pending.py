@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .classify import Classification
+from .attempt_kinds import ErrorKind
 from .events import Head
 from .jsonrpc import JSON
-from .kinds import ErrorKind
+from .outcomes import Classification
 from .stream import StreamTracker
 
 __all__ = ["AfterFailure", "AfterRead", "AfterStream", "PendingRetry", "Settle"]
