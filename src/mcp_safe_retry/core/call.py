@@ -78,7 +78,7 @@ _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 _ABANDONED = Decision.stop(Reason.ABANDONED)
 _ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
-"""What ``_settle`` answers when a shared budget must be asked before a retry is decided:
+"""What ``_decide_attempt`` answers when a shared budget must be asked before a retry is decided:
 the attempt is settled again (from its ``PendingRetry``) once the budget has answered."""
 
 
@@ -195,12 +195,12 @@ class Call(Renewing):
         duplicate = self.books.duplicate
         if duplicate is not None and duplicate.verdict is Verdict.HELD:
             return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
-        return self._go()
+        return self._send_or_admit()
 
     @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
-        return self._go()
+        return self._send_or_admit()
 
     @event(Event.ADMITTED)
     def admitted(self, allowed: bool) -> Command:
@@ -237,14 +237,14 @@ class Call(Renewing):
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._settle_pending(None if allowed else _THROTTLED)
+        return self._decide_pending(None if allowed else _THROTTLED)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
-            return self._context.read
+            return self._context.read_whole
         if streams(head, self.facts):
             self._head = head
             wire_id = self._wire_id
@@ -260,7 +260,7 @@ class Call(Renewing):
                 )
             )
         self._reading = head
-        return self._context.read
+        return self._context.read_whole
 
     @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
@@ -292,7 +292,7 @@ class Call(Renewing):
             message=message,
         )
         then = AfterRead(head, body, message, source, resuming)
-        decision = self._settle(settle)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_read(then, decision)
@@ -302,7 +302,7 @@ class Call(Renewing):
         head, body, message, source, resuming = then
         facts = self.facts
         if decision.retry:
-            return self._next(decision)
+            return self._retry(decision)
         self._message = message
         self._message_source = source
         if resuming:
@@ -327,7 +327,7 @@ class Call(Renewing):
             return self._renewal_over(classification, None, error_kind=kind)
         settle = Settle(classification, None, error_kind=kind)
         then = AfterFailure(error, kind, resuming)
-        decision = self._settle(settle)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_failure(then, decision)
@@ -336,7 +336,7 @@ class Call(Renewing):
         """What follows a network failure, once its attempt is settled with ``decision``."""
         error, kind, resuming = then
         if decision.retry:
-            return self._next(decision)
+            return self._retry(decision)
         self.books.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
@@ -364,8 +364,8 @@ class Call(Renewing):
         """
         if self.done:
             return self._after_stream(AfterStream(tracker, error, None), None)
-        settle, then = self._stream_settle(tracker, error, kind, detail)
-        decision = self._settle(settle)
+        settle, then = self._stream_attempt(tracker, error, kind, detail)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_stream(then, decision)
@@ -380,7 +380,7 @@ class Call(Renewing):
                 self._context.await_resumption(resume_from, self)
             if decision.retry:
                 self._reissued = True
-                return self._next(decision)
+                return self._retry(decision)
             resumable = decision.reason is Reason.RESUMABLE
         if tracker.done:
             return END_STREAM
@@ -401,8 +401,8 @@ class Call(Renewing):
             return
         if tracker.classification is not None:
             self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
-            settle, then = self._stream_settle(tracker, None, None, "")
-            self._after_stream(then, self._settle(settle))
+            settle, then = self._stream_attempt(tracker, None, None, "")
+            self._after_stream(then, self._decide_attempt(settle))
         else:
             self.abandoned(None)
 
@@ -424,7 +424,7 @@ class Call(Renewing):
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
         if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
-            self._settle_pending(_ABANDONED)
+            self._decide_pending(_ABANDONED)
             return
         stop = _ABANDONED
         now = self._context.clock()
@@ -538,7 +538,7 @@ class Call(Renewing):
         content = self._content
         return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
 
-    def _go(self) -> Command:
+    def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
         admit = self._admit
         if admit is None:
@@ -547,23 +547,23 @@ class Call(Renewing):
             return self.admitted(admit.breaker.allow(admit.key))
         return admit
 
-    def _next(self, decision: Decision) -> Command:
+    def _retry(self, decision: Decision) -> Command:
         """The command that carries out a retry: wait first, unless there is nothing to wait."""
         if decision.delay > 0:
             return Sleep(decision.delay)
-        return self._go()
+        return self._send_or_admit()
 
     def _ask_budget(self, pending: PendingRetry) -> Command:
         """Keep the retry planned until the shell has asked the budget (``consulted``)."""
         self._planned = pending
-        return expect(self._context.consult, "shared budget to ask")
+        return expect(self._context.ask_budget, "shared budget to ask")
 
-    def _settle_pending(self, stop: Decision | None) -> Command:
+    def _decide_pending(self, stop: Decision | None) -> Command:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
         pending, self._planned = expect(self._planned, "Consult asked"), None
         self._answered, self._stop = True, stop
-        decision = self._settle(pending.settle)
+        decision = self._decide_attempt(pending.settle)
         then = pending.then
         if isinstance(then, AfterRead):
             return self._after_read(then, decision)
@@ -583,7 +583,7 @@ class Call(Renewing):
         without building it."""
         return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
 
-    def _stream_settle(
+    def _stream_attempt(
         self,
         tracker: StreamTracker,
         error: BaseException | None,
@@ -613,7 +613,7 @@ class Call(Renewing):
         )
         return settle, AfterStream(tracker, error, resume_from)
 
-    def _settle(self, settle: Settle) -> Decision:
+    def _decide_attempt(self, settle: Settle) -> Decision:
         """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
         when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
         classification, head, error_kind, retry_after, message, resumable = settle
@@ -634,7 +634,7 @@ class Call(Renewing):
             decision = Decision.stop(Reason.RESUMABLE)
         if self.facts.id is not None:
             answered = self._answered
-            if decision.retry and not answered and context.consult is not None:
+            if decision.retry and not answered and context.ask_budget is not None:
                 return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
             failed = counted(context, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)

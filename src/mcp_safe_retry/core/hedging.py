@@ -155,8 +155,8 @@ class Hedging:
         (``hedge_admitted``); None: no hedge now (none more, if one of them said no)."""
         if not self._due():
             return None
-        consult = self._context.consult
-        if consult is not None:  # the same rule as for a retry (CallContext.consult)
+        consult = self._context.ask_budget
+        if consult is not None:  # the same rule as for a retry (CallContext.ask_budget)
             return consult
         return self.hedge_consulted(self._context.budget.allow_retry())
 
@@ -169,7 +169,7 @@ class Hedging:
         admit = self.call.admit
         if admit is None:
             return self._send_hedge()
-        if self._context.breaker_inline:  # the same rule as for any POST (Call._go)
+        if self._context.breaker_inline:  # the same rule as for any POST (Call._send_or_admit)
             return self.hedge_admitted(admit.breaker.allow(admit.key))
         return admit
 
@@ -217,7 +217,7 @@ class Hedging:
         """Copy ``number``'s head arrived (no hedge follows now): its body is read whole
         (``Read``), or, for None, it streams and the shell reports it with ``streamed``."""
         self.race = self._race.begun(number, self._context.clock())
-        return None if streams(head, self.call.facts) else self._context.read
+        return None if streams(head, self.call.facts) else self._context.read_whole
 
     def streamed(self, number: int, head: Head) -> Turn:
         """Copy ``number``'s SSE answer began: the call stays with it (a transport cannot
@@ -299,7 +299,7 @@ class Hedging:
         if step.standing is Standing.WIN:
             self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
-        command = settle()  # counts the copy with the budget and the breaker (Call._settle)
+        command = settle()  # counts the copy with the budget and the breaker (Call._decide_attempt)
         if step.standing is Standing.EXHAUSTED:
             return self._after(command, losers)
         return Turn(losers, command)

@@ -17,7 +17,7 @@ __all__ = ["AfterFailure", "AfterRead", "AfterStream", "PendingRetry", "Settle"]
 
 
 class Settle(NamedTuple):
-    """How one attempt ended, as ``Call._settle`` weighs it."""
+    """How one attempt ended, as ``Call._decide_attempt`` weighs it."""
 
     classification: Classification
     head: Head | None
