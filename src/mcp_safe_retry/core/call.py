@@ -7,6 +7,12 @@ answer on or ends it. Every decision lives here: whether to retry, how long to w
 an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
 answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
 HTTP library.
+
+Where the call stands is explicit (``state.CallState``, checked on every event against
+``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
+a retry waiting for a shared budget (``pending.PendingRetry``), what it hands on instead of
+the answer as it came (``answers``); it reads its transport through a ``CallContext``.
+Session renewal (``renewing.Renewing``) is still a base class: the next part to hold.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fat
 
 
 class Call(Renewing):
-    """The state of one logical call across its attempts."""
+    """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     _delay = 0.0
