@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE, Idempotency, Outcome, Reason, RetryPolicy
-from mcp_safe_retry.core.call import Call, Head
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.call import Call
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
     Break,
     Contain,
@@ -20,8 +23,10 @@ from mcp_safe_retry.core.commands import (
     Stream,
 )
 from mcp_safe_retry.core.engine import Engine
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.sse import encode_event
+from mcp_safe_retry.instrumentation.hooks import publish
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
 JSON = Head(200, "application/json")
@@ -29,12 +34,19 @@ SSE = Head(200, "text/event-stream")
 
 
 def engine(**options: object) -> Engine:
-    return Engine(policy=POLICY, rand=lambda: 0.5, clock=lambda: 0.0, **options)  # type: ignore[arg-type]
+    return Engine(
+        policy=POLICY,
+        rand=lambda: 0.5,
+        clock=lambda: 0.0,
+        wall_clock=time.time,
+        id_prefix="0a1b2c3d",
+        **options,
+    )  # type: ignore[arg-type]
 
 
 def begin(e: Engine, tool: str = "lookup", request_id: int = 7) -> Call:
     body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}}
-    call = e.begin(json.dumps(body).encode(), {"content-type": "application/json"}, {})
+    call = begin_call(e, json.dumps(body).encode(), {"content-type": "application/json"}, {})
     assert call is not None
     return call
 
@@ -141,11 +153,11 @@ def test_hooks_hear_nothing_until_the_shell_publishes() -> None:
     call.headed(Head(503))
     call.received(b"")
     assert heard == []  # the decision told no one
-    call.publish()
+    publish(call.owed())
     assert heard == ["attempt"]
     resend = call.slept()
     assert isinstance(resend, Send) and resend.content is not None
     call.headed(JSON)
     call.received(answer(json.loads(resend.content)["id"]))
-    call.publish()
+    publish(call.owed())
     assert heard == ["attempt", "attempt", "call"]

@@ -23,11 +23,11 @@ from mcp_safe_retry import (
     Breaker,
     Budget,
     CircuitBreaker,
-    Reason,
     RetryTransport,
     get_record,
 )
 from mcp_safe_retry.core.breaker import CircuitState
+from mcp_safe_retry.records import Reason
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 from tests.helpers import Script, rpc, status_reply
 from tests.redis_support import RedisServer, redis_server_binary

@@ -15,11 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
     RetryPolicy,
     RetryTransport,
@@ -27,6 +24,7 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry.core.jsonrpc import parse_request
 from mcp_safe_retry.core.stream import StreamTracker
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 from tests.helpers import (
     Script,
     json_reply,

@@ -11,13 +11,9 @@ import pytest
 import mcp_safe_retry
 from mcp_safe_retry import (
     AsyncRetryTransport,
-    CallRecord,
     History,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
-    RetryOrigin,
     RetryPolicy,
     RetryTransport,
     get_record,
@@ -25,6 +21,7 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry.core import jsonrpc
 from mcp_safe_retry.core.origin import ResendDetector
+from mcp_safe_retry.records import CallRecord, Outcome, Reason, RetryOrigin
 from tests.helpers import (
     Script,
     Sleeps,

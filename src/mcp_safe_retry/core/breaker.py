@@ -42,8 +42,8 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from .classify import Classification, Outcome, verdict
 from .live import Live
+from .outcomes import Classification, Outcome, verdict
 from .servers import server_key
 
 __all__ = [
@@ -168,6 +168,9 @@ class CircuitBreaker(Live):
         clock: monotonic seconds (injectable, so tests never wait).
         max_servers: circuits kept; the least recently used is forgotten beyond that.
     """
+
+    answers_inline = True
+    """This process's own: it answers at once, so a call asks it itself (never awaited)."""
 
     def __init__(
         self,

@@ -3,17 +3,18 @@
 It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each copy runs in
 a task of its own, in a cancel scope of its own, and reports what it met; a loser's scope is
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
-session, a ``notifications/cancelled`` for the loser's own id is POSTed, shielded, within
-``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy. The breaker and the budget
-are asked what the core says to ask them (``Admit``, ``Consult``): awaited, never blocking
-the event loop, before the first copy, before a hedge, and before a retry.
+session, the ``notifications/cancelled`` the core built for the loser's own id is POSTed,
+shielded, within the loser's time limit. Cancelling the caller cancels every copy. The
+breaker and the budget are asked what the core says to ask them (``Admit``, ``Consult``):
+awaited, never blocking the event loop, before the first copy, before a hedge, and before
+a retry.
 
 An SSE answer commits the call to its copy as soon as its 2xx head arrives (the others are
 cancelled then): a transport hands one response on, and cannot hand on a stream while other
 copies might still win.
 
 Hand-written; ``scripts/unasync.py`` generates its httpx2 twin. Sync shells refuse hedging
-(``support.no_race``): a copy blocked in a read in another thread cannot be cancelled.
+(``wiring.no_race``): a copy blocked in a read in another thread cannot be cancelled.
 """
 
 from __future__ import annotations
@@ -24,27 +25,18 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..core.call import Head
-from ..core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
-from ..core.hedge import cancellation
-from ..core.hedging import Hedging, Launch, Loser, Turn
-from ..core.jsonrpc import RequestId
-from .bodies_httpx_async import Ended, Exchange, head_of, read_whole, with_body
+from ..core.commands import Admit, Consult, Launch, Loser, Sleep, Turn
+from ..core.events import Head
+from ..core.hedging import Hedging, carries_on
+from ..instrumentation.hooks import publish
+from .bodies_httpx_async import Ended, Exchange, edited, head_of, read_whole, with_body
 from .errors_httpx import describe_error
-from .support import strip_headers
 
-__all__ = ["CANCELLED_BY_CALLER", "CANCEL_TIME_LIMIT", "race"]
-
-CANCEL_TIME_LIMIT = 2.0
-"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+__all__ = ["CANCELLED_BY_CALLER", "race"]
 
 _Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head and body read
 
 CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
-
-_CARRIED_ON = (Send, Lock, Unlock)  # the exchange goes on after the race
-
-_NOT_FORWARDED = (b"content-length", b"transfer-encoding", b"mcp-method", b"mcp-name")
 
 
 async def race(
@@ -75,8 +67,8 @@ async def race(
     if racing.ended is None:
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
-    command = racing.ended[0]
-    if isinstance(command, _CARRIED_ON):
+    command = racing.ended.command
+    if carries_on(command):
         return await exchange(hedging.call, request, command)
     return racing.ended
 
@@ -139,16 +131,16 @@ class _Racing:
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
         if self.ended is not None:
-            response = self.ended[1]
+            response = self.ended.response
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
             self.ended = None
         turn = self._hedging.abandon()
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
+        limit = self._hedging.cancel_time_limit
+        with anyio.CancelScope(shield=True), anyio.move_on_after(limit):
             for loser in turn.cancel:
-                if loser.notify:
-                    await self._notify(loser.wire_id)
+                await self._notify(loser)
 
     def _launch(self, launch: Launch) -> None:
         scope = self._scopes[launch.number] = anyio.CancelScope()
@@ -210,7 +202,7 @@ class _Racing:
                 if isinstance(then, Admit):
                     then = hedging.admitted(await then.breaker.allow_async(then.key)).then
                     continue
-                hedging.call.publish()
+                publish(hedging.call.owed())
                 await self._sleep(then.seconds)
                 then = hedging.slept().then
         except BaseException:  # cancelled while the budget was asked: its answer is closed
@@ -221,32 +213,34 @@ class _Racing:
         elif isinstance(then, Launch):
             await self._close(answer)
             self._launch(then)
-        elif answer is None or isinstance(then, _CARRIED_ON):
+        elif answer is None or carries_on(then):
             await self._close(answer)  # settled by a failure, or carried on after the race
-            self.ended = (then, None, None, None)
+            self.ended = Ended(then)
         else:
-            self.ended = (then, *answer)
+            self.ended = Ended(then, *answer)
         if self.ended is not None and self._asking is not None:
             self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()
 
     def _cancel(self, loser: Loser) -> None:
         self._scopes[loser.number].cancel()
-        if loser.notify:
-            self.tasks.start_soon(self._notify_shielded, loser.wire_id)
+        if loser.notice is not None:
+            self.tasks.start_soon(self._notify_shielded, loser)
 
-    async def _notify_shielded(self, wire_id: RequestId) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
-            await self._notify(wire_id)
+    async def _notify_shielded(self, loser: Loser) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(loser.time_limit):
+            await self._notify(loser)
 
-    async def _notify(self, wire_id: RequestId) -> None:
-        """POST ``notifications/cancelled`` for a loser's own id (best effort)."""
+    async def _notify(self, loser: Loser) -> None:
+        """POST the loser's ``notifications/cancelled``, if it has one (best effort)."""
+        if loser.notice is None:
+            return
         request = self._request
         notice = httpx.Request(
             "POST",
             request.url,
-            headers=strip_headers(request.headers.raw, *_NOT_FORWARDED),
-            content=cancellation(wire_id),
+            headers=edited(request.headers.raw, loser.edits),
+            content=loser.notice,
         )
         try:
             response = await self._inner.handle_async_request(notice)
