@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.classify import classify
 from mcp_safe_retry.core.delivery import delivery_of
-from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.core.outcomes import ACCEPTED_REQUEST, verdict
 from mcp_safe_retry.records import Delivery, Outcome
 
 NOT_SENT, ANSWERED, MAY_HAVE_RUN = Delivery.NOT_SENT, Delivery.ANSWERED, Delivery.MAY_HAVE_RUN
@@ -36,6 +37,7 @@ TABLE = [
     (NOT_SENT, _of(Outcome.DUPLICATE_HELD)),
     # answered: any JSON-RPC answer, any status that says the request was not processed
     (ANSWERED, _of(Outcome.TOOL_SUCCESS)),
+    (ANSWERED, pytest.param(ACCEPTED_REQUEST, None, id="202-to-a-request")),
     (ANSWERED, _of(Outcome.TOOL_ERROR)),
     (ANSWERED, _of(Outcome.JSONRPC_ERROR)),
     (ANSWERED, _of(Outcome.INPUT_REQUIRED)),
@@ -101,3 +103,13 @@ def test_a_held_attempt_was_never_sent_whatever_ended_it() -> None:
 def test_the_attempts_error_kind_wins_over_the_classifications() -> None:
     timeout = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.TIMEOUT)
     assert delivery_of(timeout, ErrorKind.CONNECT) is NOT_SENT
+
+
+def test_a_202_to_a_request_is_answered_elsewhere_any_other_invalid_envelope_may_have_run() -> None:
+    # The HTTP+SSE transport (2024-11-05) answers every POST 202 and sends the response on
+    # its event stream: the server took the request and the client gets its answer there.
+    accepted = classify(202, b"", content_type=None, expected_id=1, method="tools/call")
+    assert accepted == ACCEPTED_REQUEST and accepted.outcome is Outcome.INVALID_ENVELOPE
+    assert delivery_of(accepted) is ANSWERED
+    other = verdict(Outcome.INVALID_ENVELOPE, detail="response id does not match")
+    assert delivery_of(other) is MAY_HAVE_RUN

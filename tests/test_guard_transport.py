@@ -290,6 +290,7 @@ def test_other_arguments_another_server_and_read_tools_are_never_held(lib: str, 
         pytest.param(504, True, id="504"),
         pytest.param(501, False, id="501"),
         pytest.param(400, False, id="400"),
+        pytest.param(202, False, id="202-http-sse"),
     ],
 )
 @pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
@@ -304,6 +305,22 @@ def test_what_may_have_run_by_the_delivery_table(
     record = client.outcome(charge(2))
     assert was_held(record) if held else record.outcome == Outcome.TOOL_SUCCESS
     assert server.posts == (1 if held else 2)
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_the_http_sse_transports_202_is_never_held(lib: str, mode: str) -> None:
+    # The HTTP+SSE transport (2024-11-05) answers every POST 202 and sends the response on
+    # its event stream, where the SDK waits for it (it reads only the POST's status). Held,
+    # the same call made twice would get its error in a body nobody reads: a hang.
+    server = Server(lib, 202)
+    client = Client(lib, mode, server, contain_failures=True)
+    for id in (1, 2, 3):
+        response = client.post(charge(id))
+        assert response.status_code == 202  # handed on as the server sent it
+        record = get_record(response)
+        assert record is not None and record.duplicate_of is None
+        assert record.attempts[-1].delivery is Delivery.ANSWERED
+    assert server.posts == 3
 
 
 # -- consent and the end of a hold ----------------------------------------------------------

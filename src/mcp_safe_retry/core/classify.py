@@ -11,7 +11,7 @@ from typing import Any
 
 from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
-from .outcomes import Classification, Outcome, verdict
+from .outcomes import ACCEPTED_REQUEST, Classification, Outcome, verdict
 from .quick_read import Quick, quick_read
 from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
@@ -96,7 +96,7 @@ def classify_answer(
     if expected_id is None:
         return verdict(Outcome.ACCEPTED), None
     if status == 202:
-        return verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request"), None
+        return ACCEPTED_REQUEST, None
     kind, charset = media_type(content_type)
     if kind == "application/json":
         if (

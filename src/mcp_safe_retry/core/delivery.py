@@ -11,7 +11,15 @@ Every attempt is one of three:
   that is not a valid tool result), anywhere (a JSON-RPC error inside a 4xx or 5xx body
   too); any 4xx (the request was refused: 400, 401, 403, 404 for an expired session, 408,
   409, 413, 415, 429, ...); the 5xx statuses that say the request was not processed (501 Not
-  Implemented, 503 Service Unavailable, 505); 1xx and 3xx (nothing was processed).
+  Implemented, 503 Service Unavailable, 505); 1xx and 3xx (nothing was processed); a
+  ``202 Accepted`` to a request (``ACCEPTED_REQUEST``): the server took it, and its answer
+  travels elsewhere. That is how the HTTP+SSE transport (2024-11-05) answers every POST: the
+  response comes on the event stream the client reads, which this transport does not tie to
+  the call; the client has its answer there (over Streamable HTTP a 202 to a request is a
+  server's error, which the SDK answers itself). A call that has its answer is not one the
+  duplicate guard may hold: were it remembered, the next identical call would be held with
+  an error in the body of a POST the HTTP+SSE client never reads, and its caller would wait
+  forever.
 - ``MAY_HAVE_RUN``: the request was sent (perhaps in part) and no answer tells what became
   of it: a read or write timeout, a reset or a connection closed after sending, a cut SSE
   stream, a cancellation while in flight, an exception of the inner transport's own, an
@@ -31,7 +39,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from .attempt_kinds import AttemptKind, ErrorKind
-from .outcomes import Classification, Outcome
+from .outcomes import ACCEPTED_REQUEST, Classification, Outcome
 
 __all__ = ["NOT_PROCESSED_5XX", "Delivery", "delivery_of"]
 
@@ -75,7 +83,7 @@ def delivery_of(
     outcome = classification.outcome
     if kind == AttemptKind.HELD or outcome in _HELD:
         return Delivery.NOT_SENT
-    if outcome in _ANSWERS:
+    if outcome in _ANSWERS or classification == ACCEPTED_REQUEST:
         return Delivery.ANSWERED
     if outcome is Outcome.HTTP_ERROR:
         status = classification.status or 0

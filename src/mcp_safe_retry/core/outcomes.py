@@ -8,7 +8,16 @@ from typing import Any
 
 import attrs
 
-__all__ = ["LAYER_OF", "NOT_FAILURES", "SUCCESSES", "Classification", "Layer", "Outcome", "verdict"]
+__all__ = [
+    "ACCEPTED_REQUEST",
+    "LAYER_OF",
+    "NOT_FAILURES",
+    "SUCCESSES",
+    "Classification",
+    "Layer",
+    "Outcome",
+    "verdict",
+]
 
 
 class Layer(StrEnum):
@@ -102,3 +111,10 @@ class Classification:
 def verdict(outcome: Outcome, **fields: Any) -> Classification:
     """A Classification in the layer its outcome belongs to."""
     return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
+
+
+ACCEPTED_REQUEST = verdict(Outcome.INVALID_ENVELOPE, detail="202 Accepted answered a request")
+"""The verdict on a request answered ``202 Accepted``: no answer in this response. Invalid
+over Streamable HTTP (a request gets SSE or JSON), and how the HTTP+SSE transport (2024-11-05)
+answers every request, whose response travels on the event stream the client reads (see
+``delivery.delivery_of``)."""
