@@ -10,9 +10,10 @@ HTTP library.
 
 Where the call stands is explicit (``state.CallState``, checked on every event against
 ``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
-a retry waiting for a shared budget (``pending.PendingRetry``), what it hands on instead of
-the answer as it came (``answers``); it reads its transport through a ``CallContext``.
-Session renewal (``renewing.Renewing``) is still a base class: the next part to hold.
+its session renewal (``renewing.Renewing``), a retry waiting for a shared budget
+(``pending.PendingRetry``), what it hands on instead of the answer as it came (``answers``);
+the request on the wire, which these parts share, has one owner (``outgoing.Outgoing``); it
+reads its transport through a ``CallContext``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from .ledger import Books, Notice, RecordRef
 from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .outcomes import Classification, Outcome, verdict
+from .outgoing import Outgoing
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
 from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
@@ -92,19 +94,14 @@ _HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
-class Call(Renewing):
+class Call:
     """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
-    _delay = 0.0
-    _content: bytes | None = None  # the body to send instead of the caller's
     _message: JSON = None  # the last JSON answer read whole
     _message_source: bytes | None = None  # its body, if read without exact integers
     _head: Head | None = None  # the head of the SSE answer now flowing
     _reading: Head | None = None  # the head of the answer being read whole
-    _in_flight = False
-    _resuming = False
-    _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
     _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
@@ -116,7 +113,6 @@ class Call(Renewing):
     _hedged = False
     _copy_number = 0
     _hedges = 0
-    _kind = _POSTED
     done = False  # the call has its verdict (a resumption opens it again)
     _state = CallState.NEW  # what the call awaits (core/state.py)
     # A caller's notifications/cancelled for a hedged call that races: what gives the race
@@ -137,7 +133,7 @@ class Call(Renewing):
         breaker = context.breaker
         if breaker is not None and facts.id is not None:
             self._admit = Admit(breaker, context.server_key(str(url)))
-        session = self._sent_session = headers.get(SESSION_HEADER)
+        session = headers.get(SESSION_HEADER)
         observed = context.observed
         self.idempotency = (
             Idempotency.UNSAFE
@@ -146,10 +142,9 @@ class Call(Renewing):
             or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
         now = context.clock()
-        self._sent_at = now
-        self._wire_id: RequestId | None = facts.id
+        content = None
         if facts.method == "notifications/cancelled":
-            self._content = observed.remap_cancellation(facts, session)
+            content = observed.remap_cancellation(facts, session)
             self.gives_up = observed.race_cancelled(facts, session)
         origin = marked_origin(extensions)
         if origin is None:
@@ -162,7 +157,7 @@ class Call(Renewing):
             duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
             if duplicate is not None and origin is RetryOrigin.NONE:
                 origin = RetryOrigin.APPLICATION  # it repeats a call sent before
-        self._origin = origin
+        self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.books = Books(
             context,
             facts,
@@ -175,6 +170,7 @@ class Call(Renewing):
             guarded=guarded,
             duplicate=duplicate,
         )
+        self.renewing = Renewing(context, facts, self.books, outgoing, self)
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
 
@@ -196,12 +192,17 @@ class Call(Renewing):
     @event(Event.START)
     def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
-        if self._resuming:
+        if self.outgoing.resuming:
             return _RESUME
         duplicate = self.books.duplicate
         if duplicate is not None and duplicate.verdict is Verdict.HELD:
             return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
         return self._send_or_admit()
+
+    @event(Event.LOCKED)
+    def locked(self) -> Command:
+        """The transport's session lock is held (``Renewing.locked``)."""
+        return self.renewing.locked()
 
     @event(Event.SLEPT)
     def slept(self) -> Command:
@@ -223,7 +224,7 @@ class Call(Renewing):
     def _refuse(self, stop: Decision, classification: Classification) -> Command:
         """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
         then the contained error, or the HTTP library's exception for the outcome."""
-        self._sent_at = now = self._context.clock()
+        self.outgoing.sent_at = now = self._context.clock()
         self._record(
             stop,
             classification,
@@ -234,11 +235,11 @@ class Call(Renewing):
             now=now,
             kind=_HELD,
         )
-        contained = self.contained(in_stream=self._reissued)
+        contained = self.contained(in_stream=self.outgoing.reissued)
         if contained is None:
             outcome = classification.outcome
             return Refuse(classification.detail or str(outcome), outcome)
-        return EndStream(contained) if self._reissued else Contain(contained)
+        return EndStream(contained) if self.outgoing.reissued else Contain(contained)
 
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
@@ -248,12 +249,14 @@ class Call(Renewing):
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
-        if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
+        if (
+            self.renewing.renewal is not None
+        ):  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
             return self._context.read_whole
         if streams(head, self.facts):
             self._head = head
-            wire_id = self._wire_id
+            wire_id = self.outgoing.wire_id
             if wire_id is None:
                 raise CallProtocolError("a notification's answer is never streamed")
             return Stream(
@@ -272,22 +275,22 @@ class Call(Renewing):
     def received(self, body: bytes) -> Command:
         """The whole body of the answer a ``Read`` asked for."""
         head = expect(self._reading, "head read (a Read follows headed())")
-        if self._renewal is not None:
-            return self._renewal_answered(head, body)
+        if self.renewing.renewal is not None:
+            return self.renewing.answered(head, body)
         facts = self.facts
-        resuming = self._resuming
+        resuming = self.outgoing.resuming
         # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
         classification, message = classify_answer(
             head.status,
             body,
             content_type=head.content_type,
-            expected_id=None if facts.id is None else self._wire_id,
+            expected_id=None if facts.id is None else self.outgoing.wire_id,
             method=facts.method,
             max_event_bytes=self._context.max_event_bytes,
             want_message=self._wants_message(),
         )
-        if head.status == 404 and self._renewable(classification):
-            return self._session_lost(head, body, classification)
+        if head.status == 404 and self.renewing.renewable(classification):
+            return self.renewing.lost(head, body, classification)
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
@@ -313,7 +316,7 @@ class Call(Renewing):
         self._message_source = source
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
-        if self._reissued:
+        if self.outgoing.reissued:
             return self._reissued_end(head)
         if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
             contained = self.contained()
@@ -321,16 +324,16 @@ class Call(Renewing):
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
                 return Contain(server_error(body, head.content_type, facts.id) or contained)
-        replacement = restored(message, source, self._wire_id, facts.id)
+        replacement = restored(message, source, self.outgoing.wire_id, facts.id)
         return HAND_ON if replacement is None else HandOn(replacement)
 
     @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
         """A network error instead of a response (or while its body was read)."""
-        resuming = self._resuming
+        resuming = self.outgoing.resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
-        if self._renewal is not None:
-            return self._renewal_over(classification, None, error_kind=kind)
+        if self.renewing.renewal is not None:
+            return self.renewing.over(classification, None, error_kind=kind)
         settle = Settle(classification, None, error_kind=kind)
         then = AfterFailure(error, kind, resuming)
         decision = self._decide_attempt(settle)
@@ -348,10 +351,10 @@ class Call(Renewing):
         # is a failed resumption (the client's own GET).
         if resuming or kind is ErrorKind.DECODING:
             return Raise(error)
-        contained = self.contained(in_stream=self._reissued)
+        contained = self.contained(in_stream=self.outgoing.reissued)
         if contained is None:
             return Raise(error)
-        return EndStream(contained) if self._reissued else Contain(contained)
+        return EndStream(contained) if self.outgoing.reissued else Contain(contained)
 
     @event(Event.STREAM_ENDED)
     def stream_ended(
@@ -385,7 +388,7 @@ class Call(Renewing):
             if resume_from is not None:  # kept for the client's GET with Last-Event-ID
                 self._context.await_resumption(resume_from, self)
             if decision.retry:
-                self._reissued = True
+                self.outgoing.reissued = True
                 return self._retry(decision)
             resumable = decision.reason is Reason.RESUMABLE
         if tracker.done:
@@ -434,8 +437,10 @@ class Call(Renewing):
             return
         stop = _ABANDONED
         now = self._context.clock()
-        held = not self.books.attempts and not self._in_flight  # awaiting the breaker: unsent
-        if self._in_flight or held:
+        held = (
+            not self.books.attempts and not self.outgoing.in_flight
+        )  # awaiting the breaker: unsent
+        if self.outgoing.in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
                 ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
             else:
@@ -459,18 +464,18 @@ class Call(Renewing):
         """The retry the last attempt planned is never sent: the call ends with it."""
         self._give_back()
         self.done = True
-        self.books.amended(stop, now, self._wire_id)
+        self.books.amended(stop, now, self.outgoing.wire_id)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
         self._resume_id = last_event_id
         self._state = CallState.NEW
         self.done = False
-        self._in_flight = True
-        self._resuming = True
-        self._reissued = False
-        self._delay = 0.0
-        self._sent_at = self._context.clock()
+        self.outgoing.in_flight = True
+        self.outgoing.resuming = True
+        self.outgoing.reissued = False
+        self.outgoing.delay = 0.0
+        self.outgoing.sent_at = self._context.clock()
         self.books.reopened()
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
@@ -490,7 +495,7 @@ class Call(Renewing):
     @property
     def wire_id(self) -> RequestId | None:
         """The id the newest POST went out under."""
-        return self._wire_id
+        return self.outgoing.wire_id
 
     @property
     def admit(self) -> Admit | None:
@@ -500,7 +505,7 @@ class Call(Renewing):
     @property
     def origin(self) -> RetryOrigin:
         """Who sent the newest POST."""
-        return self._origin
+        return self.outgoing.origin
 
     def hedge_content(self, wire_id: RequestId) -> bytes:
         """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
@@ -514,12 +519,12 @@ class Call(Renewing):
         self._hedged = True
         self._state = CallState.SENT
         self._copy_number = copy.number
-        self._wire_id = copy.wire_id
-        self._sent_at = copy.sent_at
-        self._in_flight = True
+        self.outgoing.wire_id = copy.wire_id
+        self.outgoing.sent_at = copy.sent_at
+        self.outgoing.in_flight = True
         self._head = None
-        self._origin = origin
-        self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
+        self.outgoing.origin = origin
+        self.outgoing.kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
 
     def record_copy(
         self,
@@ -530,19 +535,21 @@ class Call(Renewing):
         error_kind: str | None,
     ) -> None:
         """Book the attempt of a copy that decided nothing (``Books.copy_ended``)."""
-        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
+        self.outgoing.in_flight = (
+            False  # none adopted: an abandoned call adds no attempt of its own
+        )
         self.books.copy_ended(
-            copy, origin, classification, head, error_kind, sent_session=self._sent_session
+            copy, origin, classification, head, error_kind, sent_session=self.outgoing.session
         )
 
     def _send(self) -> Send:
         if self._spent:  # the retry's token is used
             self._spent = False
-        self._sent_at = self._context.clock()
-        self._in_flight = True
+        self.outgoing.sent_at = self._context.clock()
+        self.outgoing.in_flight = True
         self._head = None
-        content = self._content
-        return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
+        content = self.outgoing.content
+        return _SEND_AS_IS if content is None else Send(content, _POSTED, self.outgoing.edits)
 
     def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
@@ -587,7 +594,7 @@ class Call(Renewing):
         """Whether an answer must be read whole: to learn from it, or to restore the
         caller's id in it (a re-sent call). Otherwise a plain success may be recognised
         without building it."""
-        return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
+        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
 
     def _stream_attempt(
         self,
@@ -635,7 +642,7 @@ class Call(Renewing):
             retry_after=retry_after,
             rand=context.rand,
         )
-        if resumable or (decision.retry and self._resuming):
+        if resumable or (decision.retry and self.outgoing.resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
             decision = Decision.stop(Reason.RESUMABLE)
         if self.facts.id is not None:
@@ -680,54 +687,55 @@ class Call(Renewing):
         (``final``: the call's verdict if it ends here, when not the attempt's own)."""
         context = self._context
         books = self.books
-        self._in_flight = False
-        resuming = self._resuming
+        self.outgoing.in_flight = False
+        resuming = self.outgoing.resuming
         hedged = self._hedged
-        renewal = self._renewal
+        renewal = self.renewing.renewal
         if final is None:
             final = classification
         attempt = AttemptValues(
             number=self._copy_number if hedged else len(books.attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if resuming else self._origin,
-            wire_id=self._wire_id,
+            retry_origin=RetryOrigin.APPLICATION if resuming else self.outgoing.origin,
+            wire_id=self.outgoing.wire_id,
             classification=classification,
             status=head.status if head else None,
             content_type=head.content_type if head else None,
             error_kind=error_kind,
-            delay=self._delay,
+            delay=self.outgoing.delay,
             retry_after=retry_after,
             decision=decision,
-            elapsed=self._sent_at - books.start,
-            duration=max(0.0, now - self._sent_at),
-            kind=kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
-            session_id=self._sent_session if renewal is None else renewal.session,
+            elapsed=self.outgoing.sent_at - books.start,
+            duration=max(0.0, now - self.outgoing.sent_at),
+            kind=kind
+            or (_RESUMED if resuming else self.outgoing.kind if renewal is None else _RENEWING),
+            session_id=self.outgoing.session if renewal is None else renewal.session,
             fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
         books.add(attempt, head, hedged=hedged)
         if hedged:
             self._copy_number = len(books.attempts) + 1  # an attempt after the race
-        self._resuming = False
+        self.outgoing.resuming = False
         if decision.retry:
             self._prepare_retry(decision)
         else:
             self.done = True
             context.observed.learn(self.facts, final, message, books.session)
-        books.ended(final if self.done else None, now, self._wire_id)
+        books.ended(final if self.done else None, now, self.outgoing.wire_id)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
         context = self._context
         facts = self.facts
-        self._delay = decision.delay
-        self._kind = _POSTED
-        self._origin = RetryOrigin.SDK
+        self.outgoing.delay = decision.delay
+        self.outgoing.kind = _POSTED
+        self.outgoing.origin = RetryOrigin.SDK
         if facts.id is None:  # a notification has no id to change: it goes as it came
-            if self._content is None:
-                self._content = facts.source
+            if self.outgoing.content is None:
+                self.outgoing.content = facts.source
             return
-        self._wire_id = context.fresh_id()
-        self._content = with_id(facts.exact_message(), self._wire_id)
-        context.observed.resent(self.books.session, facts.id, self._wire_id)
+        self.outgoing.wire_id = context.fresh_id()
+        self.outgoing.content = with_id(facts.exact_message(), self.outgoing.wire_id)
+        context.observed.resent(self.books.session, facts.id, self.outgoing.wire_id)
 
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by
