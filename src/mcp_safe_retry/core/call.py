@@ -43,13 +43,13 @@ from .commands import (
 from .contain import (
     server_error,
 )
-from .decision import Decision, Reason, decide
+from .decision import Decision, Reason
 from .duplicate import Verdict
 from .events import Head, streams
 from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
-from .hedge_rules import Copy, CopyKind, CopyState
+from .hedge_rules import Copy, CopyKind
 from .idempotency import Idempotency
 from .jsonrpc import (
     JSON,
@@ -64,12 +64,13 @@ from .origin import consented, marked_origin
 from .outcomes import Classification, Outcome, verdict
 from .outgoing import Outgoing
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
-from .records import AttemptValues, RetryOrigin, target
+from .records import RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
+from .settling import ASK_BUDGET, THROTTLED, Settling
 from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
-from .tally import asked_wait, counted, refund, told
+from .tally import asked_wait
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -79,19 +80,10 @@ __all__ = ["Call", "begin"]
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
-_HELD = AttemptKind.HELD
-_THROTTLED = Decision.stop(Reason.THROTTLED)
+_POSTED, _HELD, _HEDGED = AttemptKind.POST, AttemptKind.HELD, AttemptKind.HEDGE
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 _ABANDONED = Decision.stop(Reason.ABANDONED)
-_ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
-"""What ``_decide_attempt`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (from its ``PendingRetry``) once the budget has answered."""
-
-
-_HEDGED = AttemptKind.HEDGE
-_WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
 class Call:
@@ -104,16 +96,6 @@ class Call:
     _reading: Head | None = None  # the head of the answer being read whole
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
-    _answered = False  # while replaying: the budget has answered...
-    _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
-    _spent = False  # the budget gave a token for the retry planned, not sent yet
-    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
-    # with a fate; hedges use up no retries.
-    _hedged = False
-    _copy_number = 0
-    _hedges = 0
-    done = False  # the call has its verdict (a resumption opens it again)
     _state = CallState.NEW  # what the call awaits (core/state.py)
     # A caller's notifications/cancelled for a hedged call that races: what gives the race
     # up, for the shell to call before it sends the notification on.
@@ -170,7 +152,17 @@ class Call:
             guarded=guarded,
             duplicate=duplicate,
         )
-        self.renewing = Renewing(context, facts, self.books, outgoing, self)
+        self.settling = settling = Settling(
+            context,
+            facts,
+            idempotency=self.idempotency,
+            books=self.books,
+            outgoing=outgoing,
+            admit=self._admit,
+        )
+        self.renewing = Renewing(
+            context, facts, books=self.books, outgoing=outgoing, settling=settling, steps=self
+        )
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
 
@@ -214,7 +206,7 @@ class Call:
         """The breaker's answer to an ``Admit``: send, or end the call unsent."""
         if allowed:
             return self._send()
-        self._give_back()  # a retry held back: its budget token goes back
+        self.settling.give_back()  # a retry held back: its budget token goes back
         admit = expect(self._admit, "Admit asked")
         retry_in = getattr(admit.breaker, "retry_in", None)
         return self._refuse(
@@ -225,7 +217,7 @@ class Call:
         """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
         then the contained error, or the HTTP library's exception for the outcome."""
         self.outgoing.sent_at = now = self._context.clock()
-        self._record(
+        self.settling.record(
             stop,
             classification,
             head=None,
@@ -244,13 +236,13 @@ class Call:
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._decide_pending(None if allowed else _THROTTLED)
+        return self._decide_pending(None if allowed else THROTTLED)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if (
-            self.renewing.renewal is not None
+            self.outgoing.renewal is not None
         ):  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
             return self._context.read_whole
@@ -275,7 +267,7 @@ class Call:
     def received(self, body: bytes) -> Command:
         """The whole body of the answer a ``Read`` asked for."""
         head = expect(self._reading, "head read (a Read follows headed())")
-        if self.renewing.renewal is not None:
+        if self.outgoing.renewal is not None:
             return self.renewing.answered(head, body)
         facts = self.facts
         resuming = self.outgoing.resuming
@@ -301,8 +293,8 @@ class Call:
             message=message,
         )
         then = AfterRead(head, body, message, source, resuming)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
+        decision = self.settling.decide(settle)
+        if decision is ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_read(then, decision)
 
@@ -332,12 +324,12 @@ class Call:
         """A network error instead of a response (or while its body was read)."""
         resuming = self.outgoing.resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
-        if self.renewing.renewal is not None:
+        if self.outgoing.renewal is not None:
             return self.renewing.over(classification, None, error_kind=kind)
         settle = Settle(classification, None, error_kind=kind)
         then = AfterFailure(error, kind, resuming)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
+        decision = self.settling.decide(settle)
+        if decision is ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_failure(then, decision)
 
@@ -371,11 +363,11 @@ class Call:
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
-        if self.done:
+        if self.settling.done:
             return self._after_stream(AfterStream(tracker, error, None), None)
         settle, then = self._stream_attempt(tracker, error, kind, detail)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
+        decision = self.settling.decide(settle)
+        if decision is ASK_BUDGET:
             return self._ask_budget(PendingRetry(settle, then))
         return self._after_stream(then, decision)
 
@@ -406,12 +398,12 @@ class Call:
         """The caller closed the SSE answer; if its response had arrived, that is success
         (SDKs close a stream once they have the response), else the call was abandoned."""
         self._state = CallState.ENDED
-        if self.done:
+        if self.settling.done:
             return
         if tracker.classification is not None:
-            self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
             settle, then = self._stream_attempt(tracker, None, None, "")
-            self._after_stream(then, self._decide_attempt(settle))
+            # No retry now (the caller has gone): no budget asked.
+            self._after_stream(then, self.settling.decide_now(settle, _ABANDONED))
         else:
             self.abandoned(None)
 
@@ -426,13 +418,13 @@ class Call:
             self._busy = False
 
     def _abandon(self, exc: BaseException | None) -> None:
-        if self.done:
+        if self.settling.done:
             return
         if exc is None:
             detail = "closed by the caller before the response"
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
+        if self.settling.planned:  # awaiting the budget: settle the attempt as abandoned
             self._decide_pending(_ABANDONED)
             return
         stop = _ABANDONED
@@ -446,7 +438,7 @@ class Call:
             else:
                 kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
                 ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
-            self._record(
+            self.settling.record(
                 stop,
                 ended,
                 head=self._head,
@@ -458,19 +450,13 @@ class Call:
             )
             return
         # Between attempts (in the backoff, or waiting for the session lock).
-        self._stop_planned(stop, now)
-
-    def _stop_planned(self, stop: Decision, now: float) -> None:
-        """The retry the last attempt planned is never sent: the call ends with it."""
-        self._give_back()
-        self.done = True
-        self.books.amended(stop, now, self.outgoing.wire_id)
+        self.settling.stop_planned(stop, now)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
         self._resume_id = last_event_id
         self._state = CallState.NEW
-        self.done = False
+        self.settling.done = False
         self.outgoing.in_flight = True
         self.outgoing.resuming = True
         self.outgoing.reissued = False
@@ -493,6 +479,11 @@ class Call:
     # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 
     @property
+    def done(self) -> bool:
+        """Whether the call has its verdict (a resumption opens it again)."""
+        return self.settling.done
+
+    @property
     def wire_id(self) -> RequestId | None:
         """The id the newest POST went out under."""
         return self.outgoing.wire_id
@@ -510,15 +501,15 @@ class Call:
     def hedge_content(self, wire_id: RequestId) -> bytes:
         """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
         still names the first copy, sent under the caller's id: it is not remapped)."""
-        self._hedges += 1
+        self.settling.hedges += 1
         return with_id(self.facts.exact_message(), wire_id)
 
     def adopt(self, copy: Copy, origin: RetryOrigin) -> None:
         """What follows settles through ``copy`` of the race: its head, body or failure are
         fed to this call as those of its newest POST."""
-        self._hedged = True
+        self.settling.hedged = True
         self._state = CallState.SENT
-        self._copy_number = copy.number
+        self.settling.copy_number = copy.number
         self.outgoing.wire_id = copy.wire_id
         self.outgoing.sent_at = copy.sent_at
         self.outgoing.in_flight = True
@@ -543,8 +534,7 @@ class Call:
         )
 
     def _send(self) -> Send:
-        if self._spent:  # the retry's token is used
-            self._spent = False
+        self.settling.sent()  # the retry's token (if any) is used
         self.outgoing.sent_at = self._context.clock()
         self.outgoing.in_flight = True
         self._head = None
@@ -568,27 +558,19 @@ class Call:
 
     def _ask_budget(self, pending: PendingRetry) -> Command:
         """Keep the retry planned until the shell has asked the budget (``consulted``)."""
-        self._planned = pending
+        self.settling.plan(pending)
         return expect(self._context.ask_budget, "shared budget to ask")
 
     def _decide_pending(self, stop: Decision | None) -> Command:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
-        pending, self._planned = expect(self._planned, "Consult asked"), None
-        self._answered, self._stop = True, stop
-        decision = self._decide_attempt(pending.settle)
+        pending, decision = self.settling.answer(stop)
         then = pending.then
         if isinstance(then, AfterRead):
             return self._after_read(then, decision)
         if isinstance(then, AfterFailure):
             return self._after_failure(then, decision)
         return self._after_stream(then, decision)
-
-    def _give_back(self) -> None:
-        """The retry the budget gave a token for is not sent: the token goes back."""
-        if self._spent:
-            self._spent = False
-            refund(self._context)
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -625,117 +607,6 @@ class Call:
             resumable=resume_from is not None,
         )
         return settle, AfterStream(tracker, error, resume_from)
-
-    def _decide_attempt(self, settle: Settle) -> Decision:
-        """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
-        when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
-        classification, head, error_kind, retry_after, message, resumable = settle
-        context = self._context
-        now = context.clock()
-        number = len(self.books.attempts) + 1 - self._hedges
-        decision = decide(
-            context.policy,
-            idempotency=self.idempotency,
-            classification=classification,
-            attempt=number,
-            elapsed=now - self.books.start,
-            retry_after=retry_after,
-            rand=context.rand,
-        )
-        if resumable or (decision.retry and self.outgoing.resuming):
-            # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision.stop(Reason.RESUMABLE)
-        if self.facts.id is not None:
-            answered = self._answered
-            if decision.retry and not answered and context.ask_budget is not None:
-                return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(context, classification)
-            if answered:  # replayed with the budget's answer (last: a True spends a token)
-                self._answered = False
-                if decision.retry and self._stop is not None:
-                    decision = self._stop
-            elif decision.retry and not context.budget.allow_retry():
-                decision = _THROTTLED
-            # The breaker's ratio counts the call once, when no retry follows.
-            told(self._admit, failed, retry_after, ends_call=not decision.retry)
-            if decision.retry:
-                self._spent = True
-        return self._record(
-            decision,
-            classification,
-            head=head,
-            error_kind=error_kind,
-            retry_after=retry_after,
-            message=message,
-            now=now,
-        )
-
-    def _record(
-        self,
-        decision: Decision,
-        classification: Classification,
-        *,
-        head: Head | None,
-        error_kind: str | None,
-        retry_after: float | None,
-        message: JSON,
-        now: float,
-        final: Classification | None = None,
-        kind: AttemptKind | None = None,
-    ) -> Decision:
-        """Append the attempt that just ended, with what follows it, for the hooks too
-        (``final``: the call's verdict if it ends here, when not the attempt's own)."""
-        context = self._context
-        books = self.books
-        self.outgoing.in_flight = False
-        resuming = self.outgoing.resuming
-        hedged = self._hedged
-        renewal = self.renewing.renewal
-        if final is None:
-            final = classification
-        attempt = AttemptValues(
-            number=self._copy_number if hedged else len(books.attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if resuming else self.outgoing.origin,
-            wire_id=self.outgoing.wire_id,
-            classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
-            error_kind=error_kind,
-            delay=self.outgoing.delay,
-            retry_after=retry_after,
-            decision=decision,
-            elapsed=self.outgoing.sent_at - books.start,
-            duration=max(0.0, now - self.outgoing.sent_at),
-            kind=kind
-            or (_RESUMED if resuming else self.outgoing.kind if renewal is None else _RENEWING),
-            session_id=self.outgoing.session if renewal is None else renewal.session,
-            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
-        )
-        books.add(attempt, head, hedged=hedged)
-        if hedged:
-            self._copy_number = len(books.attempts) + 1  # an attempt after the race
-        self.outgoing.resuming = False
-        if decision.retry:
-            self._prepare_retry(decision)
-        else:
-            self.done = True
-            context.observed.learn(self.facts, final, message, books.session)
-        books.ended(final if self.done else None, now, self.outgoing.wire_id)
-        return decision
-
-    def _prepare_retry(self, decision: Decision) -> None:
-        context = self._context
-        facts = self.facts
-        self.outgoing.delay = decision.delay
-        self.outgoing.kind = _POSTED
-        self.outgoing.origin = RetryOrigin.SDK
-        if facts.id is None:  # a notification has no id to change: it goes as it came
-            if self.outgoing.content is None:
-                self.outgoing.content = facts.source
-            return
-        self.outgoing.wire_id = context.fresh_id()
-        self.outgoing.content = with_id(facts.exact_message(), self.outgoing.wire_id)
-        context.observed.resent(self.books.session, facts.id, self.outgoing.wire_id)
 
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by

@@ -12,6 +12,7 @@ from .attempt_kinds import AttemptKind
 from .commands import HeaderEdits
 from .jsonrpc import RequestId
 from .records import RetryOrigin
+from .session import Renewal
 
 __all__ = ["Outgoing"]
 
@@ -27,6 +28,7 @@ class Outgoing:
         "kind",
         "origin",
         "reissued",
+        "renewal",
         "resuming",
         "sent_at",
         "session",
@@ -52,3 +54,4 @@ class Outgoing:
         self.in_flight = False  # sent, its attempt not recorded yet
         self.resuming = False  # the client's own GET resuming a broken stream
         self.reissued = False  # re-issued from inside an SSE answer already handed on
+        self.renewal: Renewal | None = None  # the session's renewal, while its steps go out

@@ -6,8 +6,9 @@ session lock (``Lock``: one renewal at a time), and then either re-sends in the 
 another call renewed meanwhile, or runs the renewal itself (the steps: ``session.Renewal``)
 and re-sends in the new session under a fresh id, or hands the 404 on when no renewal comes
 of it. ``Renewing`` is a part the call holds: it shares the request on the wire with the
-call through their one ``outgoing.Outgoing``, and uses four of the call's own steps
-(``CallSteps``: record an attempt, send, end with the retry planned, end a re-issued stream).
+call through their one ``outgoing.Outgoing``, records its attempts through the call's
+``settling.Settling``, and uses two of the call's own steps (``CallSteps``: send, and end a
+re-issued stream).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .commands import LOCK, Command, Reply, Send, Unlock
 from .decision import Decision, Reason
-from .jsonrpc import JSON, RequestFacts
+from .jsonrpc import RequestFacts
 from .outcomes import Classification
 from .session import SESSION_HEADER, Renewal
 from .session_lost import session_lost
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .events import Head
     from .ledger import Books
     from .outgoing import Outgoing
+    from .settling import Settling
 
 __all__ = ["CallSteps", "Renewing"]
 
@@ -38,22 +40,7 @@ _NOT_REINITIALISED = Decision.stop(Reason.REINITIALISE_FAILED)
 class CallSteps(Protocol):
     """The call's own steps a renewal takes (``call.Call`` has them)."""
 
-    def _record(
-        self,
-        decision: Decision,
-        classification: Classification,
-        *,
-        head: Head | None,
-        error_kind: str | None,
-        retry_after: float | None,
-        message: JSON,
-        now: float,
-        final: Classification | None = None,
-    ) -> Decision: ...
-
     def _send(self) -> Send: ...
-
-    def _stop_planned(self, stop: Decision, now: float) -> None: ...
 
     def _reissued_end(self, head: Head) -> Command: ...
 
@@ -71,23 +58,25 @@ class Renewing:
         "books",
         "facts",
         "outgoing",
-        "renewal",
+        "settling",
     )
 
     def __init__(
         self,
         context: CallContext,
         facts: RequestFacts,
+        *,
         books: Books,
         outgoing: Outgoing,
+        settling: Settling,
         steps: CallSteps,
     ) -> None:
         self._context = context
         self.facts = facts
         self.books = books  # the call's books: the session of its record
         self.outgoing = outgoing
+        self.settling = settling  # records the renewal's attempts
         self._steps = steps
-        self.renewal: Renewal | None = None  # the renewal this call runs, while it runs
         # The 404, handed on if unrenewed.
         self._lost: tuple[Head, bytes, Classification] | None = None
         self._failures_seen = 0  # failed renewals of the session when the 404 came
@@ -105,9 +94,9 @@ class Renewing:
         if new is not None:
             return Unlock(self._resend_in(new))
         if sessions.failures(expired) > self._failures_seen:
-            self._steps._stop_planned(_NOT_REINITIALISED, context.clock())
+            self.settling.stop_planned(_NOT_REINITIALISED, context.clock())
             return Unlock(self._hand_on_lost())
-        renewal = self.renewal = Renewal(handshake, context.fresh_id())
+        renewal = self.outgoing.renewal = Renewal(handshake, context.fresh_id())
         outgoing.wire_id = renewal.wire_id
         outgoing.sent_at = context.clock()
         outgoing.in_flight = True
@@ -136,7 +125,7 @@ class Renewing:
         context = self._context
         self._lost = (head, body, classification)
         self._failures_seen = context.sessions.failures(expect(self.outgoing.session, "session"))
-        self._steps._record(
+        self.settling.record(
             _SESSION_LOST,
             classification,
             head=head,
@@ -149,7 +138,7 @@ class Renewing:
 
     def answered(self, head: Head, body: bytes) -> Command:
         """A renewal step's answer, read whole: the next step, or the renewal's end."""
-        renewal = expect(self.renewal, "renewal running")
+        renewal = expect(self.outgoing.renewal, "renewal running")
         classification, step = renewal.answered(head, body, self._context.max_event_bytes)
         if step is not None:
             return step
@@ -160,7 +149,7 @@ class Renewing:
     ) -> Command:
         """The renewal ended (``classification``: its last step's answer): re-send in the
         new session, or hand the 404 on."""
-        renewal = expect(self.renewal, "renewal running")
+        renewal = expect(self.outgoing.renewal, "renewal running")
         lost = expect(self._lost, "404 kept")
         expired = expect(self.outgoing.session, "expired session")
         context = self._context
@@ -169,7 +158,7 @@ class Renewing:
         if opened is not None and renewal.session is not None and classification.ok:
             context.sessions.renewed(expired, renewal.session)
             # The attempt is the initialize's (its notification was accepted).
-            self._steps._record(
+            self.settling.record(
                 _REINITIALISED,
                 opened[0],
                 head=opened[1],
@@ -178,10 +167,10 @@ class Renewing:
                 message=None,
                 now=now,
             )
-            self.renewal = None
+            self.outgoing.renewal = None
             return Unlock(self._resend_in(renewal.session))
         context.sessions.failed(expired)
-        self._steps._record(
+        self.settling.record(
             _NOT_REINITIALISED,
             classification,
             head=head,
@@ -191,7 +180,7 @@ class Renewing:
             now=now,
             final=lost[2],  # the caller gets the 404, as the server sent it
         )
-        self.renewal = None
+        self.outgoing.renewal = None
         return Unlock(self._hand_on_lost())
 
     def _resend_in(self, session: str) -> Command:
