@@ -21,30 +21,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .answers import contained, restored, spliced
 from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
 from .classify import classify_answer
 from .commands import (
-    END_STREAM,
-    HAND_ON,
     Admit,
-    Break,
     Command,
-    Contain,
-    EndStream,
-    HandOn,
-    Raise,
-    Refuse,
     Send,
     Sleep,
     Stream,
 )
-from .contain import (
-    server_error,
-)
 from .decision import Decision, Reason
 from .duplicate import Verdict
+from .ending import Ending
 from .events import Head, streams
 from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import held
@@ -52,7 +41,6 @@ from .headers import UTF8_CHARSETS, media_type
 from .hedge_rules import Copy, CopyKind
 from .idempotency import Idempotency
 from .jsonrpc import (
-    JSON,
     RequestFacts,
     RequestId,
     parse_request,
@@ -63,7 +51,7 @@ from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .outcomes import Classification, Outcome, verdict
 from .outgoing import Outgoing
-from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
+from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
@@ -90,11 +78,8 @@ class Call:
     """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
-    _message: JSON = None  # the last JSON answer read whole
-    _message_source: bytes | None = None  # its body, if read without exact integers
     _head: Head | None = None  # the head of the SSE answer now flowing
     _reading: Head | None = None  # the head of the answer being read whole
-    _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
     _state = CallState.NEW  # what the call awaits (core/state.py)
     # A caller's notifications/cancelled for a hedged call that races: what gives the race
@@ -160,8 +145,17 @@ class Call:
             outgoing=outgoing,
             admit=self._admit,
         )
+        self.ending = ending = Ending(
+            context, facts, books=self.books, outgoing=outgoing, call=self
+        )
         self.renewing = Renewing(
-            context, facts, books=self.books, outgoing=outgoing, settling=settling, steps=self
+            context,
+            facts,
+            books=self.books,
+            outgoing=outgoing,
+            settling=settling,
+            ending=ending,
+            steps=self,
         )
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
@@ -227,11 +221,7 @@ class Call:
             now=now,
             kind=_HELD,
         )
-        contained = self.contained(in_stream=self.outgoing.reissued)
-        if contained is None:
-            outcome = classification.outcome
-            return Refuse(classification.detail or str(outcome), outcome)
-        return EndStream(contained) if self.outgoing.reissued else Contain(contained)
+        return self.ending.refused(classification)
 
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
@@ -293,31 +283,7 @@ class Call:
             message=message,
         )
         then = AfterRead(head, body, message, source, resuming)
-        decision = self.settling.decide(settle)
-        if decision is ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_read(then, decision)
-
-    def _after_read(self, then: AfterRead, decision: Decision) -> Command:
-        """What follows an answer read whole, once its attempt is settled with ``decision``."""
-        head, body, message, source, resuming = then
-        facts = self.facts
-        if decision.retry:
-            return self._retry(decision)
-        self._message = message
-        self._message_source = source
-        if resuming:
-            return HAND_ON  # the client's own GET: its answer goes back as it came
-        if self.outgoing.reissued:
-            return self._reissued_end(head)
-        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
-            contained = self.contained()
-            if contained is not None:  # the server's own error, if its body holds one
-                if facts.id is None:
-                    raise CallProtocolError("only a request's failure is contained")
-                return Contain(server_error(body, head.content_type, facts.id) or contained)
-        replacement = restored(message, source, self.outgoing.wire_id, facts.id)
-        return HAND_ON if replacement is None else HandOn(replacement)
+        return self._settle(settle, then)
 
     @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
@@ -328,25 +294,7 @@ class Call:
             return self.renewing.over(classification, None, error_kind=kind)
         settle = Settle(classification, None, error_kind=kind)
         then = AfterFailure(error, kind, resuming)
-        decision = self.settling.decide(settle)
-        if decision is ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_failure(then, decision)
-
-    def _after_failure(self, then: AfterFailure, decision: Decision) -> Command:
-        """What follows a network failure, once its attempt is settled with ``decision``."""
-        error, kind, resuming = then
-        if decision.retry:
-            return self._retry(decision)
-        self.books.annotate(error)
-        # A body that would not decode is no transport failure: it is raised as it is, as
-        # is a failed resumption (the client's own GET).
-        if resuming or kind is ErrorKind.DECODING:
-            return Raise(error)
-        contained = self.contained(in_stream=self.outgoing.reissued)
-        if contained is None:
-            return Raise(error)
-        return EndStream(contained) if self.outgoing.reissued else Contain(contained)
+        return self._settle(settle, then)
 
     @event(Event.STREAM_ENDED)
     def stream_ended(
@@ -364,35 +312,9 @@ class Call:
             runs the exchange again and splices the new answer into the stream.
         """
         if self.settling.done:
-            return self._after_stream(AfterStream(tracker, error, None), None)
-        settle, then = self._stream_attempt(tracker, error, kind, detail)
-        decision = self.settling.decide(settle)
-        if decision is ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_stream(then, decision)
-
-    def _after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
-        """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
-        call had ended before)."""
-        tracker, error, resume_from = then
-        resumable = False
-        if decision is not None:
-            if resume_from is not None:  # kept for the client's GET with Last-Event-ID
-                self._context.await_resumption(resume_from, self)
-            if decision.retry:
-                self.outgoing.reissued = True
-                return self._retry(decision)
-            resumable = decision.reason is Reason.RESUMABLE
-        if tracker.done:
-            return END_STREAM
-        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
-            return END_STREAM if error is None else Raise(self.books.annotated(error))
-        contained = self.contained(in_stream=True)
-        if contained is not None:
-            return EndStream(contained)
-        if error is not None:
-            return Raise(self.books.annotated(error))
-        return END_STREAM
+            return self.ending.after_stream(AfterStream(tracker, error, None), None)
+        settle, then = self.ending.stream_attempt(tracker, self._head, error, kind, detail)
+        return self._settle(settle, then)
 
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success
@@ -401,9 +323,9 @@ class Call:
         if self.settling.done:
             return
         if tracker.classification is not None:
-            settle, then = self._stream_attempt(tracker, None, None, "")
+            settle, then = self.ending.stream_attempt(tracker, self._head, None, None, "")
             # No retry now (the caller has gone): no budget asked.
-            self._after_stream(then, self.settling.decide_now(settle, _ABANDONED))
+            self.ending.after_stream(then, self.settling.decide_now(settle, _ABANDONED))
         else:
             self.abandoned(None)
 
@@ -454,7 +376,7 @@ class Call:
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
-        self._resume_id = last_event_id
+        self.outgoing.resume_id = last_event_id
         self._state = CallState.NEW
         self.settling.done = False
         self.outgoing.in_flight = True
@@ -463,20 +385,6 @@ class Call:
         self.outgoing.delay = 0.0
         self.outgoing.sent_at = self._context.clock()
         self.books.reopened()
-
-    def contained(self, *, in_stream: bool = False) -> bytes | None:
-        """The JSON-RPC error that stands for this call's failure, if contained
-        (``answers.contained``)."""
-        context = self._context
-        return contained(
-            self.facts,
-            self.books.ref.current,
-            failures=context.contain_failures,
-            http_errors=context.contain_http_errors,
-            in_stream=in_stream,
-        )
-
-    # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 
     @property
     def done(self) -> bool:
@@ -565,61 +473,28 @@ class Call:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
         pending, decision = self.settling.answer(stop)
-        then = pending.then
-        if isinstance(then, AfterRead):
-            return self._after_read(then, decision)
-        if isinstance(then, AfterFailure):
-            return self._after_failure(then, decision)
-        return self._after_stream(then, decision)
+        return self._then(pending.then, decision)
+
+    def _settle(self, settle: Settle, then: Then) -> Command:
+        """Settle the attempt that ended as ``settle`` says, or first ask the shared budget."""
+        decision = self.settling.decide(settle)
+        if decision is ASK_BUDGET:
+            return self._ask_budget(PendingRetry(settle, then))
+        return self._then(then, decision)
+
+    def _then(self, then: Then, decision: Decision) -> Command:
+        """What follows a settled attempt: its retry, or how the answer ends (``Ending``)."""
+        if decision.retry:
+            if isinstance(then, AfterStream):  # from inside the SSE answer handed on
+                self.outgoing.reissued = True
+            return self._retry(decision)
+        return self.ending.after(then, decision)
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
         caller's id in it (a re-sent call). Otherwise a plain success may be recognised
         without building it."""
         return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
-
-    def _stream_attempt(
-        self,
-        tracker: StreamTracker,
-        error: BaseException | None,
-        kind: ErrorKind | None,
-        detail: str,
-    ) -> tuple[Settle, AfterStream]:
-        """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
-        broke it, if anything did), and what to keep for after."""
-        classification = tracker.classification
-        if classification is None:
-            classification = verdict(
-                Outcome.STREAM_INCOMPLETE,
-                detail="stream ended before the response" if error is None else detail[:200],
-                error_kind=kind,
-            )
-        # A server that numbered its events lets the client resume with Last-Event-ID;
-        # re-issuing on top of that would run the request twice.
-        resume_from = None
-        if tracker.classification is None:
-            resume_from = tracker.last_event_id or self._resume_id
-        settle = Settle(
-            classification,
-            self._head,
-            error_kind=kind,
-            message=tracker.message,
-            resumable=resume_from is not None,
-        )
-        return settle, AfterStream(tracker, error, resume_from)
-
-    def _reissued_end(self, head: Head) -> Command:
-        """How the SSE answer already handed on ends, its re-issued request answered by
-        ``head`` (and the last answer read): with that answer, or a contained failure."""
-        caller_id = self.facts.id
-        event = spliced(self._message, self._message_source, caller_id) or self.contained(
-            in_stream=True
-        )
-        if event is None:
-            return Break(
-                f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
-            )
-        return EndStream(event)
 
 
 def begin(

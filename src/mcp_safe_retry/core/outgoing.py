@@ -29,6 +29,7 @@ class Outgoing:
         "origin",
         "reissued",
         "renewal",
+        "resume_id",
         "resuming",
         "sent_at",
         "session",
@@ -53,5 +54,6 @@ class Outgoing:
         self.delay = 0.0  # the backoff waited before it
         self.in_flight = False  # sent, its attempt not recorded yet
         self.resuming = False  # the client's own GET resuming a broken stream
+        self.resume_id: str | None = None  # the Last-Event-ID it went out with
         self.reissued = False  # re-issued from inside an SSE answer already handed on
         self.renewal: Renewal | None = None  # the session's renewal, while its steps go out

@@ -7,8 +7,8 @@ another call renewed meanwhile, or runs the renewal itself (the steps: ``session
 and re-sends in the new session under a fresh id, or hands the 404 on when no renewal comes
 of it. ``Renewing`` is a part the call holds: it shares the request on the wire with the
 call through their one ``outgoing.Outgoing``, records its attempts through the call's
-``settling.Settling``, and uses two of the call's own steps (``CallSteps``: send, and end a
-re-issued stream).
+``settling.Settling``, ends a re-issued stream through its ``ending.Ending``, and asks the
+call itself only to send (``CallSteps``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .state import expect
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .ending import Ending
     from .events import Head
     from .ledger import Books
     from .outgoing import Outgoing
@@ -42,8 +43,6 @@ class CallSteps(Protocol):
 
     def _send(self) -> Send: ...
 
-    def _reissued_end(self, head: Head) -> Command: ...
-
 
 class Renewing:
     """How one call renews its session: at most once, whatever its idempotency (the server
@@ -56,6 +55,7 @@ class Renewing:
         "_renewed",
         "_steps",
         "books",
+        "ending",
         "facts",
         "outgoing",
         "settling",
@@ -69,6 +69,7 @@ class Renewing:
         books: Books,
         outgoing: Outgoing,
         settling: Settling,
+        ending: Ending,
         steps: CallSteps,
     ) -> None:
         self._context = context
@@ -76,6 +77,7 @@ class Renewing:
         self.books = books  # the call's books: the session of its record
         self.outgoing = outgoing
         self.settling = settling  # records the renewal's attempts
+        self.ending = ending  # ends a stream whose request was re-issued
         self._steps = steps
         # The 404, handed on if unrenewed.
         self._lost: tuple[Head, bytes, Classification] | None = None
@@ -194,5 +196,5 @@ class Renewing:
         """The 404 that lost the session, as the server sent it: the call's answer."""
         head, body, _ = expect(self._lost, "404 kept")
         if self.outgoing.reissued:  # inside an SSE answer handed on already: it ends that
-            return self._steps._reissued_end(head)
+            return self.ending.reissued_end(head)
         return Reply(head.status, head.content_type, body)
