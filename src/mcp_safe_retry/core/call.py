@@ -35,26 +35,22 @@ from .decision import Decision, Reason
 from .duplicate import Verdict
 from .ending import Ending
 from .events import Head, streams
-from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_rules import Copy, CopyKind
-from .idempotency import Idempotency
 from .jsonrpc import (
     RequestFacts,
     RequestId,
     parse_request,
     with_id,
 )
-from .ledger import Books, Notice, RecordRef
-from .observed import LEARNED_METHODS, GiveUp, client_info
-from .origin import consented, marked_origin
+from .ledger import Notice, RecordRef
+from .observed import LEARNED_METHODS
+from .opening import opened
 from .outcomes import Classification, Outcome, verdict
-from .outgoing import Outgoing
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
-from .session import SESSION_HEADER
 from .settling import ASK_BUDGET, THROTTLED, Settling
 from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
@@ -80,11 +76,7 @@ class Call:
     # What most calls never change, as class-level defaults: fewer stores per call.
     _head: Head | None = None  # the head of the SSE answer now flowing
     _reading: Head | None = None  # the head of the answer being read whole
-    _admit: Admit | None = None  # with a breaker: the command that asks it before a send
     _state = CallState.NEW  # what the call awaits (core/state.py)
-    # A caller's notifications/cancelled for a hedged call that races: what gives the race
-    # up, for the shell to call before it sends the notification on.
-    gives_up: GiveUp | None = None
     _busy = False
 
     def __init__(
@@ -97,46 +89,9 @@ class Call:
     ) -> None:
         self._context = context
         self.facts = facts
-        breaker = context.breaker
-        if breaker is not None and facts.id is not None:
-            self._admit = Admit(breaker, context.server_key(str(url)))
-        session = headers.get(SESSION_HEADER)
-        observed = context.observed
-        self.idempotency = (
-            Idempotency.UNSAFE
-            if facts.id is None
-            else _declared(extensions)
-            or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
-        )
-        now = context.clock()
-        content = None
-        if facts.method == "notifications/cancelled":
-            content = observed.remap_cancellation(facts, session)
-            self.gives_up = observed.race_cancelled(facts, session)
-        origin = marked_origin(extensions)
-        if origin is None:
-            is_resend = facts.id is not None and context.detector.is_resend(facts.identity, now)
-            origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-        guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-        guarded = duplicate = None
-        if guard.guards(facts, self.idempotency):
-            guarded = context.server_key(str(url))
-            duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
-            if duplicate is not None and origin is RetryOrigin.NONE:
-                origin = RetryOrigin.APPLICATION  # it repeats a call sent before
-        self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
-        self.books = Books(
-            context,
-            facts,
-            self.idempotency,
-            start=now,
-            started_at=context.wall_clock(),
-            client=client_info(facts) or observed.client,
-            protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
-            session=session,
-            guarded=guarded,
-            duplicate=duplicate,
-        )
+        opening = opened(context, facts, headers, extensions, url)
+        self.idempotency, self._admit, self.gives_up, outgoing, self.books = opening
+        self.outgoing = outgoing
         self.settling = settling = Settling(
             context,
             facts,
@@ -231,9 +186,7 @@ class Call:
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
-        if (
-            self.outgoing.renewal is not None
-        ):  # a step of the session's renewal: read whole, SSE or not
+        if self.outgoing.renewal is not None:  # a renewal's step: read whole, SSE or not
             self._reading = head
             return self._context.read_whole
         if streams(head, self.facts):
@@ -351,9 +304,8 @@ class Call:
             return
         stop = _ABANDONED
         now = self._context.clock()
-        held = (
-            not self.books.attempts and not self.outgoing.in_flight
-        )  # awaiting the breaker: unsent
+        # Awaiting the breaker: unsent.
+        held = not self.books.attempts and not self.outgoing.in_flight
         if self.outgoing.in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
                 ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
@@ -434,9 +386,8 @@ class Call:
         error_kind: str | None,
     ) -> None:
         """Book the attempt of a copy that decided nothing (``Books.copy_ended``)."""
-        self.outgoing.in_flight = (
-            False  # none adopted: an abandoned call adds no attempt of its own
-        )
+        # None adopted: an abandoned call adds no attempt of its own.
+        self.outgoing.in_flight = False
         self.books.copy_ended(
             copy, origin, classification, head, error_kind, sent_session=self.outgoing.session
         )
@@ -509,14 +460,3 @@ def begin(
     if facts is None:
         return None
     return Call(context, facts, headers, extensions, url)
-
-
-def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
-    """The idempotency one request declares for itself, if it does (and validly)."""
-    value = extensions.get(IDEMPOTENCY_EXTENSION)
-    if value is None:
-        return None
-    try:
-        return Idempotency(value)
-    except ValueError:
-        return None
