@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .adoption import Copies
 from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
 from .classify import classify_answer
 from .commands import (
-    Admit,
     Command,
     Send,
     Sleep,
@@ -37,12 +37,10 @@ from .ending import Ending
 from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
-from .hedge_rules import Copy, CopyKind
+from .hedge_rules import Copy
 from .jsonrpc import (
     RequestFacts,
-    RequestId,
     parse_request,
-    with_id,
 )
 from .ledger import Notice, RecordRef
 from .observed import LEARNED_METHODS
@@ -51,7 +49,7 @@ from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
-from .settling import ASK_BUDGET, THROTTLED, Settling
+from .settling import ABANDONED, ASK_BUDGET, THROTTLED, Settling
 from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait
@@ -67,7 +65,6 @@ _RESUME = Send(None, AttemptKind.RESUME)
 _POSTED, _HELD, _HEDGED = AttemptKind.POST, AttemptKind.HELD, AttemptKind.HEDGE
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
-_ABANDONED = Decision.stop(Reason.ABANDONED)
 
 
 class Call:
@@ -90,7 +87,7 @@ class Call:
         self._context = context
         self.facts = facts
         opening = opened(context, facts, headers, extensions, url)
-        self.idempotency, self._admit, self.gives_up, outgoing, self.books = opening
+        self.idempotency, self.admit, self.gives_up, outgoing, self.books = opening
         self.outgoing = outgoing
         self.settling = settling = Settling(
             context,
@@ -98,11 +95,12 @@ class Call:
             idempotency=self.idempotency,
             books=self.books,
             outgoing=outgoing,
-            admit=self._admit,
+            admit=self.admit,
         )
         self.ending = ending = Ending(
             context, facts, books=self.books, outgoing=outgoing, call=self
         )
+        self.copies = Copies(facts, books=self.books, outgoing=outgoing, settling=settling)
         self.renewing = Renewing(
             context,
             facts,
@@ -156,7 +154,7 @@ class Call:
         if allowed:
             return self._send()
         self.settling.give_back()  # a retry held back: its budget token goes back
-        admit = expect(self._admit, "Admit asked")
+        admit = expect(self.admit, "Admit asked")
         retry_in = getattr(admit.breaker, "retry_in", None)
         return self._refuse(
             _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
@@ -278,7 +276,7 @@ class Call:
         if tracker.classification is not None:
             settle, then = self.ending.stream_attempt(tracker, self._head, None, None, "")
             # No retry now (the caller has gone): no budget asked.
-            self.ending.after_stream(then, self.settling.decide_now(settle, _ABANDONED))
+            self.ending.after_stream(then, self.settling.decide_now(settle, ABANDONED))
         else:
             self.abandoned(None)
 
@@ -295,47 +293,16 @@ class Call:
     def _abandon(self, exc: BaseException | None) -> None:
         if self.settling.done:
             return
-        if exc is None:
-            detail = "closed by the caller before the response"
-        else:
-            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
         if self.settling.planned:  # awaiting the budget: settle the attempt as abandoned
-            self._decide_pending(_ABANDONED)
+            self._decide_pending(ABANDONED)
             return
-        stop = _ABANDONED
-        now = self._context.clock()
-        # Awaiting the breaker: unsent.
-        held = not self.books.attempts and not self.outgoing.in_flight
-        if self.outgoing.in_flight or held:
-            if self._head is not None:  # an SSE answer was flowing
-                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
-            else:
-                kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
-                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
-            self.settling.record(
-                stop,
-                ended,
-                head=self._head,
-                error_kind=ended.error_kind,
-                retry_after=None,
-                message=None,
-                now=now,
-                kind=_HELD if held else None,
-            )
-            return
-        # Between attempts (in the backoff, or waiting for the session lock).
-        self.settling.stop_planned(stop, now)
+        self.settling.abandoned(exc, self._head)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
-        self.outgoing.resume_id = last_event_id
         self._state = CallState.NEW
         self.settling.done = False
-        self.outgoing.in_flight = True
-        self.outgoing.resuming = True
-        self.outgoing.reissued = False
-        self.outgoing.delay = 0.0
-        self.outgoing.sent_at = self._context.clock()
+        self.outgoing.reopened(last_event_id, self._context.clock())
         self.books.reopened()
 
     @property
@@ -343,54 +310,12 @@ class Call:
         """Whether the call has its verdict (a resumption opens it again)."""
         return self.settling.done
 
-    @property
-    def wire_id(self) -> RequestId | None:
-        """The id the newest POST went out under."""
-        return self.outgoing.wire_id
-
-    @property
-    def admit(self) -> Admit | None:
-        """What asks the breaker before a POST of this call (None: no breaker)."""
-        return self._admit
-
-    @property
-    def origin(self) -> RetryOrigin:
-        """Who sent the newest POST."""
-        return self.outgoing.origin
-
-    def hedge_content(self, wire_id: RequestId) -> bytes:
-        """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
-        still names the first copy, sent under the caller's id: it is not remapped)."""
-        self.settling.hedges += 1
-        return with_id(self.facts.exact_message(), wire_id)
-
     def adopt(self, copy: Copy, origin: RetryOrigin) -> None:
-        """What follows settles through ``copy`` of the race: its head, body or failure are
-        fed to this call as those of its newest POST."""
-        self.settling.hedged = True
+        """What follows settles through ``copy`` of the race (core/hedging.py): its head,
+        body or failure are fed to this call as those of its newest POST."""
         self._state = CallState.SENT
-        self.settling.copy_number = copy.number
-        self.outgoing.wire_id = copy.wire_id
-        self.outgoing.sent_at = copy.sent_at
-        self.outgoing.in_flight = True
         self._head = None
-        self.outgoing.origin = origin
-        self.outgoing.kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
-
-    def record_copy(
-        self,
-        copy: Copy,
-        origin: RetryOrigin,
-        classification: Classification,
-        head: Head | None,
-        error_kind: str | None,
-    ) -> None:
-        """Book the attempt of a copy that decided nothing (``Books.copy_ended``)."""
-        # None adopted: an abandoned call adds no attempt of its own.
-        self.outgoing.in_flight = False
-        self.books.copy_ended(
-            copy, origin, classification, head, error_kind, sent_session=self.outgoing.session
-        )
+        self.copies.adopt(copy, origin)
 
     def _send(self) -> Send:
         self.settling.sent()  # the retry's token (if any) is used
@@ -402,7 +327,7 @@ class Call:
 
     def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
-        admit = self._admit
+        admit = self.admit
         if admit is None:
             return self._send()
         if self._context.breaker_inline:

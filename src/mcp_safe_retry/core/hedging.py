@@ -116,7 +116,7 @@ class Hedging:
         self._delay = delay
         self._notify = notify
         self.cancel_time_limit = CANCEL_TIME_LIMIT  # a loser's cancellation POST, at most
-        self._first_origin = call.origin
+        self._first_origin = call.outgoing.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
         self._token = False  # a budget token taken for a hedge not sent yet
@@ -209,7 +209,7 @@ class Hedging:
         race = self._race
         now = self._context.clock()
         wire_id = self._context.fresh_id()
-        content = self.call.hedge_content(wire_id)
+        content = self.call.copies.content(wire_id)
         self.race = race = race.hedge(now, wire_id)
         return Launch(len(race.copies), content)
 
@@ -293,7 +293,7 @@ class Hedging:
         if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, context.wall_clock)
             tally(context, self.call.admit, classification, retry_after, ends_call=False)
-            self.call.record_copy(copy, self._origin(copy), classification, head, kind)
+            self.call.copies.record(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
         if step.standing is Standing.WIN:
@@ -339,7 +339,7 @@ class Hedging:
 
     def _retry(self, send: Send) -> Launch:
         """The call decided to retry after every copy failed: its retry is one more copy."""
-        wire_id = self.call.wire_id
+        wire_id = self.call.outgoing.wire_id
         assert wire_id is not None
         self.race = race = self._race.retry(self._context.clock(), wire_id)
         return Launch(len(race.copies), send.content)
@@ -351,7 +351,7 @@ class Hedging:
         ended = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.CANCELLED, detail=detail)
         losers = []
         for copy in step.cancel:
-            self.call.record_copy(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
+            self.call.copies.record(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
             assert copy.wire_id is not None  # a hedged call has an id
             notify = self._notify and not (caller_notifies and copy.number == 1)
             notice = cancellation(copy.wire_id) if notify else None

@@ -57,3 +57,12 @@ class Outgoing:
         self.resume_id: str | None = None  # the Last-Event-ID it went out with
         self.reissued = False  # re-issued from inside an SSE answer already handed on
         self.renewal: Renewal | None = None  # the session's renewal, while its steps go out
+
+    def reopened(self, last_event_id: str, now: float) -> None:
+        """The client's GET with ``last_event_id`` resumes the call's broken stream."""
+        self.resume_id = last_event_id
+        self.in_flight = True
+        self.resuming = True
+        self.reissued = False
+        self.delay = 0.0
+        self.sent_at = now

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .attempt_kinds import AttemptKind
+from .attempt_kinds import AttemptKind, ErrorKind
 from .decision import Decision, Reason, decide
 from .hedge_rules import CopyState
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
-from .outcomes import Classification
+from .outcomes import Classification, Outcome, verdict
 from .records import AttemptValues, RetryOrigin
 from .state import expect
 from .tally import counted, refund, told
@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from .outgoing import Outgoing
     from .pending import PendingRetry, Settle
 
-__all__ = ["ASK_BUDGET", "THROTTLED", "Settling"]
+__all__ = ["ABANDONED", "ASK_BUDGET", "THROTTLED", "Settling"]
 
 THROTTLED = Decision.stop(Reason.THROTTLED)
+ABANDONED = Decision.stop(Reason.ABANDONED)
 ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 """What ``Settling.decide`` answers when a shared budget must be asked before a retry is
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
@@ -126,6 +127,37 @@ class Settling:
         self.give_back()
         self.done = True
         self.books.amended(stop, now, self.outgoing.wire_id)
+
+    def abandoned(self, exc: BaseException | None, head: Head | None) -> None:
+        """The call ended without a verdict, no attempt waiting for the budget: the caller
+        closed the stream early (``exc`` None), or ``exc`` ended it; ``head``: that of the
+        SSE answer flowing, if one was."""
+        if exc is None:
+            detail = "closed by the caller before the response"
+        else:
+            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
+        now = self._context.clock()
+        in_flight = self.outgoing.in_flight
+        held = not self.books.attempts and not in_flight  # awaiting the breaker: unsent
+        if in_flight or held:
+            if head is not None:  # an SSE answer was flowing
+                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
+            else:
+                kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
+                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
+            self.record(
+                ABANDONED,
+                ended,
+                head=head,
+                error_kind=ended.error_kind,
+                retry_after=None,
+                message=None,
+                now=now,
+                kind=AttemptKind.HELD if held else None,
+            )
+            return
+        # Between attempts (in the backoff, or waiting for the session lock).
+        self.stop_planned(ABANDONED, now)
 
     def decide(self, settle: Settle) -> Decision:
         """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
