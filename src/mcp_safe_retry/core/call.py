@@ -29,7 +29,6 @@ from .commands import (
     Command,
     Send,
     Sleep,
-    Stream,
 )
 from .decision import Decision, Reason
 from .duplicate import Verdict
@@ -43,14 +42,13 @@ from .jsonrpc import (
     parse_request,
 )
 from .ledger import Notice, RecordRef
-from .observed import LEARNED_METHODS
 from .opening import opened
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
 from .settling import ABANDONED, ASK_BUDGET, THROTTLED, Settling
-from .state import CallProtocolError, CallState, Event, event, expect
+from .state import CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait
 
@@ -189,18 +187,7 @@ class Call:
             return self._context.read_whole
         if streams(head, self.facts):
             self._head = head
-            wire_id = self.outgoing.wire_id
-            if wire_id is None:
-                raise CallProtocolError("a notification's answer is never streamed")
-            return Stream(
-                StreamTracker(
-                    wire_id=wire_id,
-                    caller_id=self.facts.id if self.facts.id is not None else wire_id,
-                    method=self.facts.method,
-                    max_event_bytes=self._context.max_event_bytes,
-                    want_message=self._wants_message(),
-                )
-            )
+            return self.ending.stream()
         self._reading = head
         return self._context.read_whole
 
@@ -220,7 +207,7 @@ class Call:
             expected_id=None if facts.id is None else self.outgoing.wire_id,
             method=facts.method,
             max_event_bytes=self._context.max_event_bytes,
-            want_message=self._wants_message(),
+            want_message=self.ending.wants_message(),
         )
         if head.status == 404 and self.renewing.renewable(classification):
             return self.renewing.lost(head, body, classification)
@@ -365,12 +352,6 @@ class Call:
                 self.outgoing.reissued = True
             return self._retry(decision)
         return self.ending.after(then, decision)
-
-    def _wants_message(self) -> bool:
-        """Whether an answer must be read whole: to learn from it, or to restore the
-        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
-        without building it."""
-        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
 
 
 def begin(

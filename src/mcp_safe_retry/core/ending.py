@@ -4,7 +4,8 @@ error that stands for the failure, spliced into an SSE answer already handed on,
 
 ``Ending`` also weighs how an SSE answer ended (``stream_attempt``: the attempt to settle,
 and whether the client may resume it with ``Last-Event-ID``), and keeps the last answer read
-whole, which ends a stream whose request was re-issued (``reissued_end``).
+whole, which ends a stream whose request was re-issued (``reissued_end``), and follows an
+SSE answer as it flows (``stream``).
 """
 
 from __future__ import annotations
@@ -23,20 +24,22 @@ from .commands import (
     HandOn,
     Raise,
     Refuse,
+    Stream,
 )
 from .contain import server_error
 from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
+from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, Settle, Then
 from .state import CallProtocolError
+from .stream import StreamTracker
 
 if TYPE_CHECKING:
     from .context import CallContext, Reopens
     from .events import Head
     from .ledger import Books
     from .outgoing import Outgoing
-    from .stream import StreamTracker
 
 __all__ = ["Ending"]
 
@@ -62,6 +65,28 @@ class Ending:
         self._call = call  # what a client's GET with Last-Event-ID reopens
         self.message: JSON = None  # the last JSON answer read whole
         self.message_source: bytes | None = None  # its body, if read without exact integers
+
+    def wants_message(self) -> bool:
+        """Whether an answer must be read whole: to learn from it, or to restore the
+        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
+        without building it."""
+        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
+
+    def stream(self) -> Stream:
+        """Follow the SSE answer now arriving, and hand it on as it flows."""
+        wire_id = self.outgoing.wire_id
+        if wire_id is None:
+            raise CallProtocolError("a notification's answer is never streamed")
+        facts = self.facts
+        return Stream(
+            StreamTracker(
+                wire_id=wire_id,
+                caller_id=facts.id if facts.id is not None else wire_id,
+                method=facts.method,
+                max_event_bytes=self._context.max_event_bytes,
+                want_message=self.wants_message(),
+            )
+        )
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, if contained
