@@ -2,7 +2,7 @@
 
 A shell starts a call (``start``) and carries out the command it gets back, feeding the call
 what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``, and the
-answers of the breaker and the budget: ``admitted``, ``consulted``) until a command hands the
+gate's answer to an ``Ask``: ``answered``) until a command hands the
 answer on or ends it. Every decision lives here: whether to retry, how long to wait, whether
 an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
 answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
@@ -146,14 +146,22 @@ class Call:
         """The backoff a ``Sleep`` asked for is over."""
         return self._send_or_admit()
 
-    @event(Event.ADMITTED)
-    def admitted(self, allowed: bool) -> Command:
-        """The breaker's answer to an ``Admit``: send, or end the call unsent."""
+    @event(Event.ANSWERED)
+    def answered(self, allowed: bool) -> Command:
+        """The gate's answer to an ``Ask``: for a retry that waits for the budget, its
+        attempt is settled with it; before a send (the breaker's), send or end unsent."""
+        if self.settling.planned:
+            return self._decide_pending(None if allowed else THROTTLED)
+        return self._admitted(allowed)
+
+    def _admitted(self, allowed: bool) -> Command:
+        """The breaker's answer: send, or end the call unsent."""
         if allowed:
             return self._send()
         self.settling.give_back()  # a retry held back: its budget token goes back
-        admit = expect(self.admit, "Admit asked")
-        retry_in = getattr(admit.breaker, "retry_in", None)
+        admit = expect(self.admit, "breaker asked")
+        breaker = expect(admit.breaker, "breaker asked")
+        retry_in = getattr(breaker, "retry_in", None)
         return self._refuse(
             _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
         )
@@ -173,11 +181,6 @@ class Call:
             kind=_HELD,
         )
         return self.ending.refused(classification)
-
-    @event(Event.CONSULTED)
-    def consulted(self, allowed: bool) -> Command:
-        """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._decide_pending(None if allowed else THROTTLED)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
@@ -318,7 +321,7 @@ class Call:
         if admit is None:
             return self._send()
         if self._context.breaker_inline:
-            return self.admitted(admit.breaker.allow(admit.key))
+            return self._admitted(admit.allow())
         return admit
 
     def _retry(self, decision: Decision) -> Command:
@@ -328,7 +331,7 @@ class Call:
         return self._send_or_admit()
 
     def _ask_budget(self, pending: PendingRetry) -> Command:
-        """Keep the retry planned until the shell has asked the budget (``consulted``)."""
+        """Keep the retry planned until the shell has asked the budget (``answered``)."""
         self.settling.plan(pending)
         return expect(self._context.ask_budget, "shared budget to ask")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from .breaker import Breaker, server_key
 from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
-from .commands import Consult, Read
+from .commands import Ask, Read
 from .context import Reopens
 from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
@@ -78,7 +78,7 @@ class Engine:
         # A budget or breaker that answers at once (it says so) is asked by the call itself;
         # any other (a shared one) by the shell, through a command (awaited by an async
         # shell, so that a round trip never blocks its event loop).
-        self.ask_budget = None if answers_inline(self.budget) else Consult(self.budget)
+        self.ask_budget = None if answers_inline(self.budget) else Ask(budget=self.budget)
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)

@@ -3,7 +3,7 @@
 ``core/hedge_rules.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
 when a hedge is due, asks the retry budget and the circuit breaker before each one (as
 before a retry: itself when they are this process's own, else through the shell with
-``Consult`` / ``Admit``), lets the breaker hold back the first copy as any call's first POST,
+``Ask``), lets the breaker hold back the first copy as any call's first POST,
 classifies each copy's answer, counts every copy that met its own answer with the budget and
 the breaker (``core/tally.py``), records every copy as an attempt of the call (numbered as
 sent, with its fate), and settles the call through the copy whose answer is the call's. A
@@ -23,9 +23,8 @@ from .classify import classify_answer
 from .commands import (
     CANCEL_EDITS,
     CANCEL_TIME_LIMIT,
-    Admit,
+    Ask,
     Command,
-    Consult,
     Launch,
     Lock,
     Loser,
@@ -70,7 +69,7 @@ def carries_on(command: Command) -> bool:
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
 _WAIT = Turn()
-_ASKS = (Sleep, Admit, Consult)  # the call waits for the shell: no copy is sent, none settles
+_ASKS = (Sleep, Ask)  # the call waits for the shell: no copy is sent, none settles
 _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
@@ -123,17 +122,14 @@ class Hedging:
 
     def start(self) -> Turn:
         """The first copy, under the caller's id, once the breaker admits it as it would the
-        first POST of a call never hedged: a ``Launch``, an ``Admit`` to ask the breaker
+        first POST of a call never hedged: a ``Launch``, an ``Ask`` for the breaker
         with, or what ends a call held back (``Refuse``, ``Contain``)."""
         return self._after(self.call.start())
 
-    def admitted(self, allowed: bool) -> Turn:
-        """The breaker's answer to the call's ``Admit`` (its first copy, or its retry)."""
-        return self._after(self.call.admitted(allowed))
-
-    def consulted(self, allowed: bool) -> Turn:
-        """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
-        return self._after(self.call.consulted(allowed))
+    def answered(self, allowed: bool) -> Turn:
+        """The gate's answer to the call's ``Ask``: the breaker's (its first copy, or its
+        retry), or the budget's (for its retry, every copy failed)."""
+        return self._after(self.call.answered(allowed))
 
     def watch(self, cancel: GiveUp | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
@@ -148,20 +144,26 @@ class Hedging:
         due = self._race.hedge_at()
         return None if due is None else max(0.0, due - self._context.clock())
 
-    def hedge(self) -> Launch | Consult | Admit | None:
+    def hedge(self) -> Launch | Ask | None:
         """Send a hedge now, if one is due and the budget and then the breaker allow it, as
-        they would a retry: a ``Launch``; a ``Consult`` (``Admit``) when the shell must ask
-        the budget (the breaker) first, its answer then given to ``hedge_consulted``
-        (``hedge_admitted``); None: no hedge now (none more, if one of them said no)."""
+        they would a retry: a ``Launch``; an ``Ask`` when the shell must ask the gate (the
+        budget, then the breaker) first, its answer then given to ``hedge_answered``; None:
+        no hedge now (none more, if one of them said no)."""
         if not self._due():
             return None
         consult = self._context.ask_budget
         if consult is not None:  # the same rule as for a retry (CallContext.ask_budget)
             return consult
-        return self.hedge_consulted(self._context.budget.allow_retry())
+        return self._budget_answered(self._context.budget.allow_retry())
 
-    def hedge_consulted(self, allowed: bool) -> Launch | Admit | None:
-        """The budget's answer for the hedge ``hedge`` asked it about."""
+    def hedge_answered(self, allowed: bool) -> Launch | Ask | None:
+        """The gate's answer for the hedge ``hedge`` asked about: the breaker's once the
+        budget gave a token for it, the budget's before."""
+        if self._token:
+            return self._breaker_answered(allowed)
+        return self._budget_answered(allowed)
+
+    def _budget_answered(self, allowed: bool) -> Launch | Ask | None:
         if not allowed:
             self._stop_hedging()
             return None
@@ -170,11 +172,10 @@ class Hedging:
         if admit is None:
             return self._send_hedge()
         if self._context.breaker_inline:  # the same rule as for any POST (Call._send_or_admit)
-            return self.hedge_admitted(admit.breaker.allow(admit.key))
+            return self._breaker_answered(admit.allow())
         return admit
 
-    def hedge_admitted(self, allowed: bool) -> Launch | None:
-        """The breaker's answer for the hedge ``hedge`` asked it about."""
+    def _breaker_answered(self, allowed: bool) -> Launch | None:
         if not allowed:
             self._give_back()
             self._stop_hedging()

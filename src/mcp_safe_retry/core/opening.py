@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .commands import Admit
+from .commands import Ask
 from .extensions import IDEMPOTENCY_EXTENSION
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
@@ -31,7 +31,7 @@ class Opened(NamedTuple):
     """A new call, as ``opened`` found it."""
 
     idempotency: Idempotency
-    admit: Admit | None  # with a breaker: the command that asks it before a send
+    admit: Ask | None  # with a breaker: what asks it before a send
     gives_up: GiveUp | None  # a caller's cancellation of a hedged call: what gives up its race
     outgoing: Outgoing
     books: Books
@@ -48,7 +48,7 @@ def opened(
     breaker = context.breaker
     admit = None
     if breaker is not None and facts.id is not None:
-        admit = Admit(breaker, context.server_key(str(url)))
+        admit = Ask(breaker, context.server_key(str(url)))
     session = headers.get(SESSION_HEADER)
     observed = context.observed
     idempotency = (

@@ -24,7 +24,7 @@ from .state import expect
 from .tally import counted, refund, told
 
 if TYPE_CHECKING:
-    from .commands import Admit
+    from .commands import Ask
     from .context import CallContext
     from .events import Head
     from .ledger import Books
@@ -71,7 +71,7 @@ class Settling:
         idempotency: Idempotency,
         books: Books,
         outgoing: Outgoing,
-        admit: Admit | None,
+        admit: Ask | None,
     ) -> None:
         self._context = context
         self.facts = facts
@@ -102,7 +102,7 @@ class Settling:
     def answer(self, stop: Decision | None) -> tuple[PendingRetry, Decision]:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go."""
-        pending, self._planned = expect(self._planned, "Consult asked"), None
+        pending, self._planned = expect(self._planned, "budget asked"), None
         self._answered, self._stop = True, stop
         return pending, self.decide(pending.settle)
 

@@ -14,10 +14,9 @@ import httpx
 
 from ..core.call import Call
 from ..core.commands import (
-    Admit,
+    Ask,
     Break,
     Command,
-    Consult,
     EndStream,
     HeaderEdits,
     Raise,
@@ -158,7 +157,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
             publish(call.owed())
             response = head = None
-            if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
+            if isinstance(command, Sleep | Send | Ask):  # re-issued: run it again
                 try:
                     command, response, head, _ = await self._exchange(call, self._request, command)
                 except BaseException as exc:

@@ -22,9 +22,8 @@ from ..core.breaker import Breaker
 from ..core.budget import Budget
 from ..core.call import Call, begin
 from ..core.commands import (
-    Admit,
+    Ask,
     Command,
-    Consult,
     Contain,
     HandOn,
     Lock,
@@ -289,10 +288,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     publish(call.owed())
                     await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
-                elif type(command) is Admit:
-                    command = call.admitted(await command.breaker.allow_async(command.key))
-                elif type(command) is Consult:  # the answer stays open: handed on if no retry
-                    command = call.consulted(await command.budget.allow_retry_async())
+                elif type(command) is Ask:  # the answer stays open: handed on if no retry
+                    command = call.answered(await command.allow_async())
                 elif type(command) is Lock:
                     publish(call.owed())  # the hooks hear of the 404 before the wait
                     await self._session_lock.acquire()

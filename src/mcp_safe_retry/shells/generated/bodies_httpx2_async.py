@@ -16,10 +16,9 @@ import httpx2 as httpx
 
 from ...core.call import Call
 from ...core.commands import (
-    Admit,
+    Ask,
     Break,
     Command,
-    Consult,
     EndStream,
     HeaderEdits,
     Raise,
@@ -160,7 +159,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
             publish(call.owed())
             response = head = None
-            if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
+            if isinstance(command, Sleep | Send | Ask):  # re-issued: run it again
                 try:
                     command, response, head, _ = await self._exchange(call, self._request, command)
                 except BaseException as exc:

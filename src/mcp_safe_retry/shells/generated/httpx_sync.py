@@ -24,9 +24,8 @@ from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import Call, begin
 from ...core.commands import (
-    Admit,
+    Ask,
     Command,
-    Consult,
     Contain,
     HandOn,
     Lock,
@@ -289,10 +288,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                     publish(call.owed())
                     self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
-                elif type(command) is Admit:
-                    command = call.admitted(command.breaker.allow(command.key))
-                elif type(command) is Consult:  # the answer stays open: handed on if no retry
-                    command = call.consulted(command.budget.allow_retry())
+                elif type(command) is Ask:  # the answer stays open: handed on if no retry
+                    command = call.answered(command.allow())
                 elif type(command) is Lock:
                     publish(call.owed())  # the hooks hear of the 404 before the wait
                     self._session_lock.acquire()
