@@ -180,9 +180,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
-        renewed = self.engine.renewed(headers.get("mcp-session-id"))
-        if renewed is not None:  # the client holds a session the server expired
-            headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
+        for name, value in self.engine.caller_edits(headers):  # a session renewed, say
+            headers[name] = request.headers[name] = value
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = begin(
