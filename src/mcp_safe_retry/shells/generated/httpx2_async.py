@@ -29,9 +29,7 @@ from ...core.commands import (
     Contain,
     HandOn,
     Lock,
-    Raise,
     Read,
-    Refuse,
     Reply,
     Send,
     Sleep,
@@ -63,7 +61,7 @@ from .errors_httpx2 import (
     MCP_TIMEOUT,
     describe_error,
     environment_proxies,
-    refusal,
+    failure,
 )
 from .race_httpx2_async import race
 
@@ -227,11 +225,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return _response(request, call, 200, "application/json", command.body)
         if type(command) is Reply:
             return _response(request, call, command.status, command.content_type, command.body)
-        if type(command) is Raise:
-            raise command.error
-        if type(command) is Refuse:
-            raise call.annotated(refusal(command, request))
-        raise AssertionError(f"no answer: {command!r}")
+        raise failure(call, request, command)
 
     async def __aenter__(self) -> Self:
         """Enter the inner transport too (one that must be entered, such as an in-process

@@ -29,9 +29,7 @@ from ...core.commands import (
     Contain,
     HandOn,
     Lock,
-    Raise,
     Read,
-    Refuse,
     Reply,
     Send,
     Sleep,
@@ -51,7 +49,7 @@ from ..errors_httpx import (
     MCP_TIMEOUT,
     describe_error,
     environment_proxies,
-    refusal,
+    failure,
 )
 from ..wiring import (
     REQUEST_HEADERS,
@@ -225,11 +223,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return _response(request, call, 200, "application/json", command.body)
         if type(command) is Reply:
             return _response(request, call, command.status, command.content_type, command.body)
-        if type(command) is Raise:
-            raise command.error
-        if type(command) is Refuse:
-            raise call.annotated(refusal(command, request))
-        raise AssertionError(f"no answer: {command!r}")
+        raise failure(call, request, command)
 
     def __enter__(self) -> Self:
         """Enter the inner transport too (one that must be entered, such as an in-process
