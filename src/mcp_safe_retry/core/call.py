@@ -58,9 +58,8 @@ if TYPE_CHECKING:
 __all__ = ["Call", "begin"]
 
 
-_SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _HELD, _HEDGED = AttemptKind.POST, AttemptKind.HELD, AttemptKind.HEDGE
+_HELD = AttemptKind.HELD
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 
@@ -69,7 +68,6 @@ class Call:
     """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
-    _head: Head | None = None  # the head of the SSE answer now flowing
     _reading: Head | None = None  # the head of the answer being read whole
     _state = CallState.NEW  # what the call awaits (core/state.py)
     _busy = False
@@ -95,9 +93,7 @@ class Call:
             outgoing=outgoing,
             admit=self.admit,
         )
-        self.ending = ending = Ending(
-            context, facts, books=self.books, outgoing=outgoing, call=self
-        )
+        self.ending = ending = Ending(context, facts, books=self.books, outgoing=outgoing)
         self.copies = Copies(facts, books=self.books, outgoing=outgoing, settling=settling)
         self.renewing = Renewing(
             context,
@@ -106,7 +102,6 @@ class Call:
             outgoing=outgoing,
             settling=settling,
             ending=ending,
-            steps=self,
         )
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
@@ -157,7 +152,7 @@ class Call:
     def _admitted(self, allowed: bool) -> Command:
         """The breaker's answer: send, or end the call unsent."""
         if allowed:
-            return self._send()
+            return self.settling.send()
         self.settling.give_back()  # a retry held back: its budget token goes back
         admit = expect(self.admit, "breaker asked")
         breaker = expect(admit.breaker, "breaker asked")
@@ -189,7 +184,7 @@ class Call:
             self._reading = head
             return self._context.read_whole
         if streams(head, self.facts):
-            self._head = head
+            self.outgoing.head = head
             return self.ending.stream()
         self._reading = head
         return self._context.read_whole
@@ -254,7 +249,7 @@ class Call:
         """
         if self.settling.done:
             return self.ending.after_stream(AfterStream(tracker, error, None), None)
-        settle, then = self.ending.stream_attempt(tracker, self._head, error, kind, detail)
+        settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, error, kind, detail)
         return self._settle(settle, then)
 
     def stream_closed(self, tracker: StreamTracker) -> None:
@@ -264,7 +259,7 @@ class Call:
         if self.settling.done:
             return
         if tracker.classification is not None:
-            settle, then = self.ending.stream_attempt(tracker, self._head, None, None, "")
+            settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, None, None, "")
             # No retry now (the caller has gone): no budget asked.
             self.ending.after_stream(then, self.settling.decide_now(settle, ABANDONED))
         else:
@@ -286,7 +281,7 @@ class Call:
         if self.settling.planned:  # awaiting the budget: settle the attempt as abandoned
             self._decide_pending(ABANDONED)
             return
-        self.settling.abandoned(exc, self._head)
+        self.settling.abandoned(exc, self.outgoing.head)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
@@ -304,22 +299,14 @@ class Call:
         """What follows settles through ``copy`` of the race (core/hedging.py): its head,
         body or failure are fed to this call as those of its newest POST."""
         self._state = CallState.SENT
-        self._head = None
+        self.outgoing.head = None
         self.copies.adopt(copy, origin)
-
-    def _send(self) -> Send:
-        self.settling.sent()  # the retry's token (if any) is used
-        self.outgoing.sent_at = self._context.clock()
-        self.outgoing.in_flight = True
-        self._head = None
-        content = self.outgoing.content
-        return _SEND_AS_IS if content is None else Send(content, _POSTED, self.outgoing.edits)
 
     def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
         admit = self.admit
         if admit is None:
-            return self._send()
+            return self.settling.send()
         if self._context.breaker_inline:
             return self._admitted(admit.allow())
         return admit
@@ -354,6 +341,9 @@ class Call:
             if isinstance(then, AfterStream):  # from inside the SSE answer handed on
                 self.outgoing.reissued = True
             return self._retry(decision)
+        if isinstance(then, AfterStream) and then.resume_from is not None:
+            # Kept for the client's GET with Last-Event-ID.
+            self._context.await_resumption(then.resume_from, self)
         return self.ending.after(then, decision)
 
 

@@ -36,7 +36,7 @@ from .state import CallProtocolError
 from .stream import StreamTracker
 
 if TYPE_CHECKING:
-    from .context import CallContext, Reopens
+    from .context import CallContext
     from .events import Head
     from .ledger import Books
     from .outgoing import Outgoing
@@ -47,7 +47,7 @@ __all__ = ["Ending"]
 class Ending:
     """How one call's answer ends (see the module docstring)."""
 
-    __slots__ = ("_call", "_context", "books", "facts", "message", "message_source", "outgoing")
+    __slots__ = ("_context", "books", "facts", "message", "message_source", "outgoing")
 
     def __init__(
         self,
@@ -56,13 +56,11 @@ class Ending:
         *,
         books: Books,
         outgoing: Outgoing,
-        call: Reopens,
     ) -> None:
         self._context = context
         self.facts = facts
         self.books = books
         self.outgoing = outgoing
-        self._call = call  # what a client's GET with Last-Event-ID reopens
         self.message: JSON = None  # the last JSON answer read whole
         self.message_source: bytes | None = None  # its body, if read without exact integers
 
@@ -153,12 +151,8 @@ class Ending:
     def after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
         the call had ended before)."""
-        tracker, error, resume_from = then
-        resumable = False
-        if decision is not None:
-            if resume_from is not None:  # kept for the client's GET with Last-Event-ID
-                self._context.await_resumption(resume_from, self._call)
-            resumable = decision.reason is Reason.RESUMABLE
+        tracker, error, _ = then
+        resumable = decision is not None and decision.reason is Reason.RESUMABLE
         if tracker.done:
             return END_STREAM
         if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire

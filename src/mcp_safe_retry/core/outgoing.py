@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .attempt_kinds import AttemptKind
 from .commands import HeaderEdits
+from .events import Head
 from .jsonrpc import RequestId
 from .records import RetryOrigin
 from .session import Renewal
@@ -24,6 +25,7 @@ class Outgoing:
         "content",
         "delay",
         "edits",
+        "head",
         "in_flight",
         "kind",
         "origin",
@@ -53,6 +55,7 @@ class Outgoing:
         self.kind = AttemptKind.POST  # what kind of attempt it is
         self.delay = 0.0  # the backoff waited before it
         self.in_flight = False  # sent, its attempt not recorded yet
+        self.head: Head | None = None  # the head of its SSE answer, while that flows
         self.resuming = False  # the client's own GET resuming a broken stream
         self.resume_id: str | None = None  # the Last-Event-ID it went out with
         self.reissued = False  # re-issued from inside an SSE answer already handed on

@@ -7,15 +7,15 @@ another call renewed meanwhile, or runs the renewal itself (the steps: ``session
 and re-sends in the new session under a fresh id, or hands the 404 on when no renewal comes
 of it. ``Renewing`` is a part the call holds: it shares the request on the wire with the
 call through their one ``outgoing.Outgoing``, records its attempts through the call's
-``settling.Settling``, ends a re-issued stream through its ``ending.Ending``, and asks the
-call itself only to send (``CallSteps``).
+``settling.Settling``, sends and ends a re-issued stream through its ``ending.Ending``; it holds
+nothing that holds the call (a call leaves no reference cycle).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from .commands import LOCK, Command, Reply, Send, Unlock
+from .commands import LOCK, Command, Reply, Unlock
 from .decision import Decision, Reason
 from .jsonrpc import RequestFacts
 from .outcomes import Classification
@@ -31,17 +31,11 @@ if TYPE_CHECKING:
     from .outgoing import Outgoing
     from .settling import Settling
 
-__all__ = ["CallSteps", "Renewing"]
+__all__ = ["Renewing"]
 
 _SESSION_LOST = Decision(retry=True, reason=Reason.SESSION_LOST)
 _REINITIALISED = Decision(retry=True, reason=Reason.SESSION_REINITIALISED)
 _NOT_REINITIALISED = Decision.stop(Reason.REINITIALISE_FAILED)
-
-
-class CallSteps(Protocol):
-    """The call's own steps a renewal takes (``call.Call`` has them)."""
-
-    def _send(self) -> Send: ...
 
 
 class Renewing:
@@ -53,7 +47,6 @@ class Renewing:
         "_failures_seen",
         "_lost",
         "_renewed",
-        "_steps",
         "books",
         "ending",
         "facts",
@@ -70,7 +63,6 @@ class Renewing:
         outgoing: Outgoing,
         settling: Settling,
         ending: Ending,
-        steps: CallSteps,
     ) -> None:
         self._context = context
         self.facts = facts
@@ -78,7 +70,6 @@ class Renewing:
         self.outgoing = outgoing
         self.settling = settling  # records the renewal's attempts
         self.ending = ending  # ends a stream whose request was re-issued
-        self._steps = steps
         # The 404, handed on if unrenewed.
         self._lost: tuple[Head, bytes, Classification] | None = None
         self._failures_seen = 0  # failed renewals of the session when the 404 came
@@ -190,7 +181,7 @@ class Renewing:
         self._renewed = True
         self.books.session = self.outgoing.session = session
         self.outgoing.edits = ((SESSION_HEADER, session),)
-        return self._steps._send()
+        return self.settling.send()
 
     def _hand_on_lost(self) -> Command:
         """The 404 that lost the session, as the server sent it: the call's answer."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .attempt_kinds import AttemptKind, ErrorKind
+from .commands import Send
 from .decision import Decision, Reason, decide
 from .hedge_rules import CopyState
 from .idempotency import Idempotency
@@ -39,6 +40,7 @@ ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 """What ``Settling.decide`` answers when a shared budget must be asked before a retry is
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
 
+_SEND_AS_IS = Send(None)
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
@@ -112,9 +114,16 @@ class Settling:
         self._answered, self._stop = True, stop
         return self.decide(settle)
 
-    def sent(self) -> None:
-        """The retry planned went out: its budget token is used."""
+    def send(self) -> Send:
+        """The request goes out now (the first send, or the retry planned: its budget
+        token, if it took one, is used)."""
         self._spent = False
+        outgoing = self.outgoing
+        outgoing.sent_at = self._context.clock()
+        outgoing.in_flight = True
+        outgoing.head = None
+        content = outgoing.content
+        return _SEND_AS_IS if content is None else Send(content, _POSTED, outgoing.edits)
 
     def give_back(self) -> None:
         """The retry the budget gave a token for is not sent: the token goes back."""
