@@ -18,6 +18,7 @@ reads its transport through a ``CallContext``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +86,7 @@ class Call:
         opening = opened(context, facts, headers, extensions, url)
         self.idempotency, self.admit, self.gives_up, outgoing, self.books = opening
         self.outgoing = outgoing
-        self.settling = settling = Settling(
+        self.settling = Settling(
             context,
             facts,
             idempotency=self.idempotency,
@@ -93,16 +94,26 @@ class Call:
             outgoing=outgoing,
             admit=self.admit,
         )
-        self.ending = ending = Ending(context, facts, books=self.books, outgoing=outgoing)
-        self.copies = Copies(facts, books=self.books, outgoing=outgoing, settling=settling)
-        self.renewing = Renewing(
-            context,
-            facts,
+        self.ending = Ending(context, facts, books=self.books, outgoing=outgoing)
+
+    # Parts few calls need, built when first needed: fewer objects per call.
+
+    @functools.cached_property
+    def renewing(self) -> Renewing:
+        """The part that renews a session the server expired (a 404 for it)."""
+        return Renewing(
+            self._context,
+            self.facts,
             books=self.books,
-            outgoing=outgoing,
-            settling=settling,
-            ending=ending,
+            outgoing=self.outgoing,
+            settling=self.settling,
+            ending=self.ending,
         )
+
+    @functools.cached_property
+    def copies(self) -> Copies:
+        """A hedged call's copies (core/hedging.py races them)."""
+        return Copies(self.facts, books=self.books, outgoing=self.outgoing, settling=self.settling)
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
 
