@@ -51,10 +51,12 @@ from .observed import GiveUp
 from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin
 from .servers import server_key
+from .state import CallProtocolError, expect
 from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .jsonrpc import RequestId
 
 __all__ = ["Hedging", "carries_on", "hedged"]
 
@@ -135,8 +137,7 @@ class Hedging:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
         is handed ``cancel`` for the shell to call (the first copy hears the notification;
         the others would not); None: no more."""
-        caller_id = self.call.facts.id
-        assert caller_id is not None  # a hedged call has an id
+        caller_id = _id(self.call.facts.id)
         self._context.observed.racing(self._session, caller_id, cancel)
 
     def wait(self) -> float | None:
@@ -272,9 +273,7 @@ class Hedging:
 
     @property
     def _race(self) -> Race:
-        race = self.race
-        assert race is not None  # start() comes first
-        return race
+        return expect(self.race, "a race (start() comes first)")
 
     def _ended(
         self,
@@ -340,8 +339,7 @@ class Hedging:
 
     def _retry(self, send: Send) -> Launch:
         """The call decided to retry after every copy failed: its retry is one more copy."""
-        wire_id = self.call.outgoing.wire_id
-        assert wire_id is not None
+        wire_id = _id(self.call.outgoing.wire_id)
         self.race = race = self._race.retry(self._context.clock(), wire_id)
         return Launch(len(race.copies), send.content)
 
@@ -353,12 +351,10 @@ class Hedging:
         losers = []
         for copy in step.cancel:
             self.call.copies.record(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
-            assert copy.wire_id is not None  # a hedged call has an id
+            wire_id = _id(copy.wire_id)
             notify = self._notify and not (caller_notifies and copy.number == 1)
-            notice = cancellation(copy.wire_id) if notify else None
-            losers.append(
-                Loser(copy.number, copy.wire_id, notice, CANCEL_EDITS, self.cancel_time_limit)
-            )
+            notice = cancellation(wire_id) if notify else None
+            losers.append(Loser(copy.number, wire_id, notice, CANCEL_EDITS, self.cancel_time_limit))
         return tuple(losers)
 
     def _learn(self, race: Race) -> None:
@@ -373,3 +369,10 @@ class Hedging:
 
     def _origin(self, copy: Copy) -> RetryOrigin:
         return self._first_origin if copy.number == 1 else RetryOrigin.SDK
+
+
+def _id(wire_id: RequestId | None) -> RequestId:
+    """A hedged call's id (or a copy's): only a request with an id is hedged."""
+    if wire_id is None:
+        raise CallProtocolError("a hedged call has an id")
+    return wire_id
