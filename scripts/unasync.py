@@ -44,7 +44,6 @@ UNASYNC: Sequence[Rule] = (
     ("aiter_bytes", "iter_bytes"),
     ("aclose", "close"),
     ("aread", "read"),
-    ("allow_retry_async", "allow_retry"),
     ("allow_async", "allow"),
     ("anyio.sleep", "time.sleep"),
     ("anyio.Lock", "threading.Lock"),

@@ -6,7 +6,7 @@ import time
 
 from mcp_safe_retry import CircuitBreaker, RetryBudget
 from mcp_safe_retry.core.budget import answers_inline
-from mcp_safe_retry.core.commands import Consult
+from mcp_safe_retry.core.commands import Ask
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 
@@ -51,4 +51,4 @@ def test_a_subclass_of_the_local_budget_is_asked_by_the_call_itself() -> None:
 
 def test_a_budget_that_says_nothing_is_asked_by_the_shell() -> None:
     remote = _Remote()
-    assert _engine(budget=remote).ask_budget == Consult(remote)
+    assert _engine(budget=remote).ask_budget == Ask(budget=remote)

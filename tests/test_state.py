@@ -53,8 +53,7 @@ def test_a_plain_exchange_walks_new_sent_reading_ended() -> None:
         lambda c: c.received(OK),
         lambda c: c.headed(Head(200)),
         lambda c: c.slept(),
-        lambda c: c.admitted(True),
-        lambda c: c.consulted(True),
+        lambda c: c.answered(True),
         lambda c: c.locked(),
     ],
 )

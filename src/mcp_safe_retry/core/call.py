@@ -2,7 +2,7 @@
 
 A shell starts a call (``start``) and carries out the command it gets back, feeding the call
 what happened (``headed``, ``received``, ``failed``, ``slept``, ``stream_ended``, and the
-answers of the breaker and the budget: ``admitted``, ``consulted``) until a command hands the
+gate's answer to an ``Ask``: ``answered``) until a command hands the
 answer on or ends it. Every decision lives here: whether to retry, how long to wait, whether
 an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
 answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
@@ -10,64 +10,48 @@ HTTP library.
 
 Where the call stands is explicit (``state.CallState``, checked on every event against
 ``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
-a retry waiting for a shared budget (``pending.PendingRetry``), what it hands on instead of
-the answer as it came (``answers``); it reads its transport through a ``CallContext``.
-Session renewal (``renewing.Renewing``) is still a base class: the next part to hold.
+its session renewal (``renewing.Renewing``), a retry waiting for a shared budget
+(``pending.PendingRetry``), what it hands on instead of the answer as it came (``answers``);
+the request on the wire, which these parts share, has one owner (``outgoing.Outgoing``); it
+reads its transport through a ``CallContext``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .answers import contained, restored, spliced
+from .adoption import Copies
 from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
 from .classify import classify_answer
 from .commands import (
-    END_STREAM,
-    HAND_ON,
-    Admit,
-    Break,
     Command,
-    Contain,
-    EndStream,
-    HandOn,
-    Raise,
-    Refuse,
     Send,
     Sleep,
-    Stream,
 )
-from .contain import (
-    server_error,
-)
-from .decision import Decision, Reason, decide
+from .decision import Decision, Reason
 from .duplicate import Verdict
+from .ending import Ending
 from .events import Head, streams
-from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
-from .hedge_rules import Copy, CopyKind, CopyState
-from .idempotency import Idempotency
+from .hedge_rules import Copy
 from .jsonrpc import (
-    JSON,
     RequestFacts,
-    RequestId,
     parse_request,
-    with_id,
 )
-from .ledger import Books, Notice, RecordRef
-from .observed import LEARNED_METHODS, GiveUp, client_info
-from .origin import consented, marked_origin
+from .ledger import Notice, RecordRef
+from .opening import opened
 from .outcomes import Classification, Outcome, verdict
-from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
-from .records import AttemptValues, RetryOrigin, target
+from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
+from .records import RetryOrigin, target
 from .renewing import Renewing
-from .session import SESSION_HEADER
-from .state import CallProtocolError, CallState, Event, event, expect
+from .settling import ABANDONED, ASK_BUDGET, THROTTLED, Settling
+from .state import CallState, Event, event, expect
 from .stream import StreamTracker
-from .tally import asked_wait, counted, refund, told
+from .tally import asked_wait
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -75,53 +59,18 @@ if TYPE_CHECKING:
 __all__ = ["Call", "begin"]
 
 
-_SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
-_POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _HELD = AttemptKind.HELD
-_THROTTLED = Decision.stop(Reason.THROTTLED)
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
-_ABANDONED = Decision.stop(Reason.ABANDONED)
-_ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
-"""What ``_decide_attempt`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (from its ``PendingRetry``) once the budget has answered."""
 
 
-_HEDGED = AttemptKind.HEDGE
-_WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
-
-
-class Call(Renewing):
+class Call:
     """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
-    _delay = 0.0
-    _content: bytes | None = None  # the body to send instead of the caller's
-    _message: JSON = None  # the last JSON answer read whole
-    _message_source: bytes | None = None  # its body, if read without exact integers
-    _head: Head | None = None  # the head of the SSE answer now flowing
     _reading: Head | None = None  # the head of the answer being read whole
-    _in_flight = False
-    _resuming = False
-    _reissued = False  # re-issued from inside an SSE answer already handed on
-    _resume_id: str | None = None
-    _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
-    _answered = False  # while replaying: the budget has answered...
-    _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
-    _spent = False  # the budget gave a token for the retry planned, not sent yet
-    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
-    # with a fate; hedges use up no retries.
-    _hedged = False
-    _copy_number = 0
-    _hedges = 0
-    _kind = _POSTED
-    done = False  # the call has its verdict (a resumption opens it again)
     _state = CallState.NEW  # what the call awaits (core/state.py)
-    # A caller's notifications/cancelled for a hedged call that races: what gives the race
-    # up, for the shell to call before it sends the notification on.
-    gives_up: GiveUp | None = None
     _busy = False
 
     def __init__(
@@ -134,47 +83,37 @@ class Call(Renewing):
     ) -> None:
         self._context = context
         self.facts = facts
-        breaker = context.breaker
-        if breaker is not None and facts.id is not None:
-            self._admit = Admit(breaker, context.server_key(str(url)))
-        session = self._sent_session = headers.get(SESSION_HEADER)
-        observed = context.observed
-        self.idempotency = (
-            Idempotency.UNSAFE
-            if facts.id is None
-            else _declared(extensions)
-            or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
-        )
-        now = context.clock()
-        self._sent_at = now
-        self._wire_id: RequestId | None = facts.id
-        if facts.method == "notifications/cancelled":
-            self._content = observed.remap_cancellation(facts, session)
-            self.gives_up = observed.race_cancelled(facts, session)
-        origin = marked_origin(extensions)
-        if origin is None:
-            is_resend = facts.id is not None and context.detector.is_resend(facts.identity, now)
-            origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-        guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-        guarded = duplicate = None
-        if guard.guards(facts, self.idempotency):
-            guarded = context.server_key(str(url))
-            duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
-            if duplicate is not None and origin is RetryOrigin.NONE:
-                origin = RetryOrigin.APPLICATION  # it repeats a call sent before
-        self._origin = origin
-        self.books = Books(
+        opening = opened(context, facts, headers, extensions, url)
+        self.idempotency, self.admit, self.gives_up, outgoing, self.books = opening
+        self.outgoing = outgoing
+        self.settling = Settling(
             context,
             facts,
-            self.idempotency,
-            start=now,
-            started_at=context.wall_clock(),
-            client=client_info(facts) or observed.client,
-            protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
-            session=session,
-            guarded=guarded,
-            duplicate=duplicate,
+            idempotency=self.idempotency,
+            books=self.books,
+            outgoing=outgoing,
+            admit=self.admit,
         )
+        self.ending = Ending(context, facts, books=self.books, outgoing=outgoing)
+
+    # Parts few calls need, built when first needed: fewer objects per call.
+
+    @functools.cached_property
+    def renewing(self) -> Renewing:
+        """The part that renews a session the server expired (a 404 for it)."""
+        return Renewing(
+            self._context,
+            self.facts,
+            books=self.books,
+            outgoing=self.outgoing,
+            settling=self.settling,
+            ending=self.ending,
+        )
+
+    @functools.cached_property
+    def copies(self) -> Copies:
+        """A hedged call's copies (core/hedging.py races them)."""
+        return Copies(self.facts, books=self.books, outgoing=self.outgoing, settling=self.settling)
 
     # -- the books (core/ledger.py), as the shells read them ----------------------------------
 
@@ -196,26 +135,39 @@ class Call(Renewing):
     @event(Event.START)
     def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
-        if self._resuming:
+        if self.outgoing.resuming:
             return _RESUME
         duplicate = self.books.duplicate
         if duplicate is not None and duplicate.verdict is Verdict.HELD:
             return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
         return self._send_or_admit()
 
+    @event(Event.LOCKED)
+    def locked(self) -> Command:
+        """The transport's session lock is held (``Renewing.locked``)."""
+        return self.renewing.locked()
+
     @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
         return self._send_or_admit()
 
-    @event(Event.ADMITTED)
-    def admitted(self, allowed: bool) -> Command:
-        """The breaker's answer to an ``Admit``: send, or end the call unsent."""
+    @event(Event.ANSWERED)
+    def answered(self, allowed: bool) -> Command:
+        """The gate's answer to an ``Ask``: for a retry that waits for the budget, its
+        attempt is settled with it; before a send (the breaker's), send or end unsent."""
+        if self.settling.planned:
+            return self._decide_pending(None if allowed else THROTTLED)
+        return self._admitted(allowed)
+
+    def _admitted(self, allowed: bool) -> Command:
+        """The breaker's answer: send, or end the call unsent."""
         if allowed:
-            return self._send()
-        self._give_back()  # a retry held back: its budget token goes back
-        admit = expect(self._admit, "Admit asked")
-        retry_in = getattr(admit.breaker, "retry_in", None)
+            return self.settling.send()
+        self.settling.give_back()  # a retry held back: its budget token goes back
+        admit = expect(self.admit, "breaker asked")
+        breaker = expect(admit.breaker, "breaker asked")
+        retry_in = getattr(breaker, "retry_in", None)
         return self._refuse(
             _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
         )
@@ -223,8 +175,8 @@ class Call(Renewing):
     def _refuse(self, stop: Decision, classification: Classification) -> Command:
         """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
         then the contained error, or the HTTP library's exception for the outcome."""
-        self._sent_at = now = self._context.clock()
-        self._record(
+        self.outgoing.sent_at = now = self._context.clock()
+        self.settling.record(
             stop,
             classification,
             head=None,
@@ -234,37 +186,17 @@ class Call(Renewing):
             now=now,
             kind=_HELD,
         )
-        contained = self.contained(in_stream=self._reissued)
-        if contained is None:
-            outcome = classification.outcome
-            return Refuse(classification.detail or str(outcome), outcome)
-        return EndStream(contained) if self._reissued else Contain(contained)
-
-    @event(Event.CONSULTED)
-    def consulted(self, allowed: bool) -> Command:
-        """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._decide_pending(None if allowed else _THROTTLED)
+        return self.ending.refused(classification)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
-        if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
+        if self.outgoing.renewal is not None:  # a renewal's step: read whole, SSE or not
             self._reading = head
             return self._context.read_whole
         if streams(head, self.facts):
-            self._head = head
-            wire_id = self._wire_id
-            if wire_id is None:
-                raise CallProtocolError("a notification's answer is never streamed")
-            return Stream(
-                StreamTracker(
-                    wire_id=wire_id,
-                    caller_id=self.facts.id if self.facts.id is not None else wire_id,
-                    method=self.facts.method,
-                    max_event_bytes=self._context.max_event_bytes,
-                    want_message=self._wants_message(),
-                )
-            )
+            self.outgoing.head = head
+            return self.ending.stream()
         self._reading = head
         return self._context.read_whole
 
@@ -272,22 +204,22 @@ class Call(Renewing):
     def received(self, body: bytes) -> Command:
         """The whole body of the answer a ``Read`` asked for."""
         head = expect(self._reading, "head read (a Read follows headed())")
-        if self._renewal is not None:
-            return self._renewal_answered(head, body)
+        if self.outgoing.renewal is not None:
+            return self.renewing.answered(head, body)
         facts = self.facts
-        resuming = self._resuming
+        resuming = self.outgoing.resuming
         # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
         classification, message = classify_answer(
             head.status,
             body,
             content_type=head.content_type,
-            expected_id=None if facts.id is None else self._wire_id,
+            expected_id=None if facts.id is None else self.outgoing.wire_id,
             method=facts.method,
             max_event_bytes=self._context.max_event_bytes,
-            want_message=self._wants_message(),
+            want_message=self.ending.wants_message(),
         )
-        if head.status == 404 and self._renewable(classification):
-            return self._session_lost(head, body, classification)
+        if head.status == 404 and self.renewing.renewable(classification):
+            return self.renewing.lost(head, body, classification)
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
@@ -298,60 +230,18 @@ class Call(Renewing):
             message=message,
         )
         then = AfterRead(head, body, message, source, resuming)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_read(then, decision)
-
-    def _after_read(self, then: AfterRead, decision: Decision) -> Command:
-        """What follows an answer read whole, once its attempt is settled with ``decision``."""
-        head, body, message, source, resuming = then
-        facts = self.facts
-        if decision.retry:
-            return self._retry(decision)
-        self._message = message
-        self._message_source = source
-        if resuming:
-            return HAND_ON  # the client's own GET: its answer goes back as it came
-        if self._reissued:
-            return self._reissued_end(head)
-        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
-            contained = self.contained()
-            if contained is not None:  # the server's own error, if its body holds one
-                if facts.id is None:
-                    raise CallProtocolError("only a request's failure is contained")
-                return Contain(server_error(body, head.content_type, facts.id) or contained)
-        replacement = restored(message, source, self._wire_id, facts.id)
-        return HAND_ON if replacement is None else HandOn(replacement)
+        return self._settle(settle, then)
 
     @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
         """A network error instead of a response (or while its body was read)."""
-        resuming = self._resuming
+        resuming = self.outgoing.resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
-        if self._renewal is not None:
-            return self._renewal_over(classification, None, error_kind=kind)
+        if self.outgoing.renewal is not None:
+            return self.renewing.over(classification, None, error_kind=kind)
         settle = Settle(classification, None, error_kind=kind)
         then = AfterFailure(error, kind, resuming)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_failure(then, decision)
-
-    def _after_failure(self, then: AfterFailure, decision: Decision) -> Command:
-        """What follows a network failure, once its attempt is settled with ``decision``."""
-        error, kind, resuming = then
-        if decision.retry:
-            return self._retry(decision)
-        self.books.annotate(error)
-        # A body that would not decode is no transport failure: it is raised as it is, as
-        # is a failed resumption (the client's own GET).
-        if resuming or kind is ErrorKind.DECODING:
-            return Raise(error)
-        contained = self.contained(in_stream=self._reissued)
-        if contained is None:
-            return Raise(error)
-        return EndStream(contained) if self._reissued else Contain(contained)
+        return self._settle(settle, then)
 
     @event(Event.STREAM_ENDED)
     def stream_ended(
@@ -368,47 +258,21 @@ class Call(Renewing):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
-        if self.done:
-            return self._after_stream(AfterStream(tracker, error, None), None)
-        settle, then = self._stream_attempt(tracker, error, kind, detail)
-        decision = self._decide_attempt(settle)
-        if decision is _ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._after_stream(then, decision)
-
-    def _after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
-        """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
-        call had ended before)."""
-        tracker, error, resume_from = then
-        resumable = False
-        if decision is not None:
-            if resume_from is not None:  # kept for the client's GET with Last-Event-ID
-                self._context.await_resumption(resume_from, self)
-            if decision.retry:
-                self._reissued = True
-                return self._retry(decision)
-            resumable = decision.reason is Reason.RESUMABLE
-        if tracker.done:
-            return END_STREAM
-        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
-            return END_STREAM if error is None else Raise(self.books.annotated(error))
-        contained = self.contained(in_stream=True)
-        if contained is not None:
-            return EndStream(contained)
-        if error is not None:
-            return Raise(self.books.annotated(error))
-        return END_STREAM
+        if self.settling.done:
+            return self.ending.after_stream(AfterStream(tracker, error, None), None)
+        settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, error, kind, detail)
+        return self._settle(settle, then)
 
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success
         (SDKs close a stream once they have the response), else the call was abandoned."""
         self._state = CallState.ENDED
-        if self.done:
+        if self.settling.done:
             return
         if tracker.classification is not None:
-            self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
-            settle, then = self._stream_attempt(tracker, None, None, "")
-            self._after_stream(then, self._decide_attempt(settle))
+            settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, None, None, "")
+            # No retry now (the caller has gone): no budget asked.
+            self.ending.after_stream(then, self.settling.decide_now(settle, ABANDONED))
         else:
             self.abandoned(None)
 
@@ -423,134 +287,39 @@ class Call(Renewing):
             self._busy = False
 
     def _abandon(self, exc: BaseException | None) -> None:
-        if self.done:
+        if self.settling.done:
             return
-        if exc is None:
-            detail = "closed by the caller before the response"
-        else:
-            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
-            self._decide_pending(_ABANDONED)
+        if self.settling.planned:  # awaiting the budget: settle the attempt as abandoned
+            self._decide_pending(ABANDONED)
             return
-        stop = _ABANDONED
-        now = self._context.clock()
-        held = not self.books.attempts and not self._in_flight  # awaiting the breaker: unsent
-        if self._in_flight or held:
-            if self._head is not None:  # an SSE answer was flowing
-                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
-            else:
-                kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
-                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
-            self._record(
-                stop,
-                ended,
-                head=self._head,
-                error_kind=ended.error_kind,
-                retry_after=None,
-                message=None,
-                now=now,
-                kind=_HELD if held else None,
-            )
-            return
-        # Between attempts (in the backoff, or waiting for the session lock).
-        self._stop_planned(stop, now)
-
-    def _stop_planned(self, stop: Decision, now: float) -> None:
-        """The retry the last attempt planned is never sent: the call ends with it."""
-        self._give_back()
-        self.done = True
-        self.books.amended(stop, now, self._wire_id)
+        self.settling.abandoned(exc, self.outgoing.head)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
-        self._resume_id = last_event_id
         self._state = CallState.NEW
-        self.done = False
-        self._in_flight = True
-        self._resuming = True
-        self._reissued = False
-        self._delay = 0.0
-        self._sent_at = self._context.clock()
+        self.settling.done = False
+        self.outgoing.reopened(last_event_id, self._context.clock())
         self.books.reopened()
 
-    def contained(self, *, in_stream: bool = False) -> bytes | None:
-        """The JSON-RPC error that stands for this call's failure, if contained
-        (``answers.contained``)."""
-        context = self._context
-        return contained(
-            self.facts,
-            self.books.ref.current,
-            failures=context.contain_failures,
-            http_errors=context.contain_http_errors,
-            in_stream=in_stream,
-        )
-
-    # -- hedged reads: core/hedging.py races the copies and settles the call through these --
-
     @property
-    def wire_id(self) -> RequestId | None:
-        """The id the newest POST went out under."""
-        return self._wire_id
-
-    @property
-    def admit(self) -> Admit | None:
-        """What asks the breaker before a POST of this call (None: no breaker)."""
-        return self._admit
-
-    @property
-    def origin(self) -> RetryOrigin:
-        """Who sent the newest POST."""
-        return self._origin
-
-    def hedge_content(self, wire_id: RequestId) -> bytes:
-        """The body of a hedge: the request under ``wire_id`` (the caller's own cancellation
-        still names the first copy, sent under the caller's id: it is not remapped)."""
-        self._hedges += 1
-        return with_id(self.facts.exact_message(), wire_id)
+    def done(self) -> bool:
+        """Whether the call has its verdict (a resumption opens it again)."""
+        return self.settling.done
 
     def adopt(self, copy: Copy, origin: RetryOrigin) -> None:
-        """What follows settles through ``copy`` of the race: its head, body or failure are
-        fed to this call as those of its newest POST."""
-        self._hedged = True
+        """What follows settles through ``copy`` of the race (core/hedging.py): its head,
+        body or failure are fed to this call as those of its newest POST."""
         self._state = CallState.SENT
-        self._copy_number = copy.number
-        self._wire_id = copy.wire_id
-        self._sent_at = copy.sent_at
-        self._in_flight = True
-        self._head = None
-        self._origin = origin
-        self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
-
-    def record_copy(
-        self,
-        copy: Copy,
-        origin: RetryOrigin,
-        classification: Classification,
-        head: Head | None,
-        error_kind: str | None,
-    ) -> None:
-        """Book the attempt of a copy that decided nothing (``Books.copy_ended``)."""
-        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
-        self.books.copy_ended(
-            copy, origin, classification, head, error_kind, sent_session=self._sent_session
-        )
-
-    def _send(self) -> Send:
-        if self._spent:  # the retry's token is used
-            self._spent = False
-        self._sent_at = self._context.clock()
-        self._in_flight = True
-        self._head = None
-        content = self._content
-        return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
+        self.outgoing.head = None
+        self.copies.adopt(copy, origin)
 
     def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
-        admit = self._admit
+        admit = self.admit
         if admit is None:
-            return self._send()
+            return self.settling.send()
         if self._context.breaker_inline:
-            return self.admitted(admit.breaker.allow(admit.key))
+            return self._admitted(admit.allow())
         return admit
 
     def _retry(self, decision: Decision) -> Command:
@@ -560,187 +329,33 @@ class Call(Renewing):
         return self._send_or_admit()
 
     def _ask_budget(self, pending: PendingRetry) -> Command:
-        """Keep the retry planned until the shell has asked the budget (``consulted``)."""
-        self._planned = pending
+        """Keep the retry planned until the shell has asked the budget (``answered``)."""
+        self.settling.plan(pending)
         return expect(self._context.ask_budget, "shared budget to ask")
 
     def _decide_pending(self, stop: Decision | None) -> Command:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
-        pending, self._planned = expect(self._planned, "Consult asked"), None
-        self._answered, self._stop = True, stop
-        decision = self._decide_attempt(pending.settle)
-        then = pending.then
-        if isinstance(then, AfterRead):
-            return self._after_read(then, decision)
-        if isinstance(then, AfterFailure):
-            return self._after_failure(then, decision)
-        return self._after_stream(then, decision)
+        pending, decision = self.settling.answer(stop)
+        return self._then(pending.then, decision)
 
-    def _give_back(self) -> None:
-        """The retry the budget gave a token for is not sent: the token goes back."""
-        if self._spent:
-            self._spent = False
-            refund(self._context)
+    def _settle(self, settle: Settle, then: Then) -> Command:
+        """Settle the attempt that ended as ``settle`` says, or first ask the shared budget."""
+        decision = self.settling.decide(settle)
+        if decision is ASK_BUDGET:
+            return self._ask_budget(PendingRetry(settle, then))
+        return self._then(then, decision)
 
-    def _wants_message(self) -> bool:
-        """Whether an answer must be read whole: to learn from it, or to restore the
-        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
-        without building it."""
-        return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
-
-    def _stream_attempt(
-        self,
-        tracker: StreamTracker,
-        error: BaseException | None,
-        kind: ErrorKind | None,
-        detail: str,
-    ) -> tuple[Settle, AfterStream]:
-        """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
-        broke it, if anything did), and what to keep for after."""
-        classification = tracker.classification
-        if classification is None:
-            classification = verdict(
-                Outcome.STREAM_INCOMPLETE,
-                detail="stream ended before the response" if error is None else detail[:200],
-                error_kind=kind,
-            )
-        # A server that numbered its events lets the client resume with Last-Event-ID;
-        # re-issuing on top of that would run the request twice.
-        resume_from = None
-        if tracker.classification is None:
-            resume_from = tracker.last_event_id or self._resume_id
-        settle = Settle(
-            classification,
-            self._head,
-            error_kind=kind,
-            message=tracker.message,
-            resumable=resume_from is not None,
-        )
-        return settle, AfterStream(tracker, error, resume_from)
-
-    def _decide_attempt(self, settle: Settle) -> Decision:
-        """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
-        when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
-        classification, head, error_kind, retry_after, message, resumable = settle
-        context = self._context
-        now = context.clock()
-        number = len(self.books.attempts) + 1 - self._hedges
-        decision = decide(
-            context.policy,
-            idempotency=self.idempotency,
-            classification=classification,
-            attempt=number,
-            elapsed=now - self.books.start,
-            retry_after=retry_after,
-            rand=context.rand,
-        )
-        if resumable or (decision.retry and self._resuming):
-            # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision.stop(Reason.RESUMABLE)
-        if self.facts.id is not None:
-            answered = self._answered
-            if decision.retry and not answered and context.ask_budget is not None:
-                return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(context, classification)
-            if answered:  # replayed with the budget's answer (last: a True spends a token)
-                self._answered = False
-                if decision.retry and self._stop is not None:
-                    decision = self._stop
-            elif decision.retry and not context.budget.allow_retry():
-                decision = _THROTTLED
-            # The breaker's ratio counts the call once, when no retry follows.
-            told(self._admit, failed, retry_after, ends_call=not decision.retry)
-            if decision.retry:
-                self._spent = True
-        return self._record(
-            decision,
-            classification,
-            head=head,
-            error_kind=error_kind,
-            retry_after=retry_after,
-            message=message,
-            now=now,
-        )
-
-    def _record(
-        self,
-        decision: Decision,
-        classification: Classification,
-        *,
-        head: Head | None,
-        error_kind: str | None,
-        retry_after: float | None,
-        message: JSON,
-        now: float,
-        final: Classification | None = None,
-        kind: AttemptKind | None = None,
-    ) -> Decision:
-        """Append the attempt that just ended, with what follows it, for the hooks too
-        (``final``: the call's verdict if it ends here, when not the attempt's own)."""
-        context = self._context
-        books = self.books
-        self._in_flight = False
-        resuming = self._resuming
-        hedged = self._hedged
-        renewal = self._renewal
-        if final is None:
-            final = classification
-        attempt = AttemptValues(
-            number=self._copy_number if hedged else len(books.attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if resuming else self._origin,
-            wire_id=self._wire_id,
-            classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
-            error_kind=error_kind,
-            delay=self._delay,
-            retry_after=retry_after,
-            decision=decision,
-            elapsed=self._sent_at - books.start,
-            duration=max(0.0, now - self._sent_at),
-            kind=kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
-            session_id=self._sent_session if renewal is None else renewal.session,
-            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
-        )
-        books.add(attempt, head, hedged=hedged)
-        if hedged:
-            self._copy_number = len(books.attempts) + 1  # an attempt after the race
-        self._resuming = False
+    def _then(self, then: Then, decision: Decision) -> Command:
+        """What follows a settled attempt: its retry, or how the answer ends (``Ending``)."""
         if decision.retry:
-            self._prepare_retry(decision)
-        else:
-            self.done = True
-            context.observed.learn(self.facts, final, message, books.session)
-        books.ended(final if self.done else None, now, self._wire_id)
-        return decision
-
-    def _prepare_retry(self, decision: Decision) -> None:
-        context = self._context
-        facts = self.facts
-        self._delay = decision.delay
-        self._kind = _POSTED
-        self._origin = RetryOrigin.SDK
-        if facts.id is None:  # a notification has no id to change: it goes as it came
-            if self._content is None:
-                self._content = facts.source
-            return
-        self._wire_id = context.fresh_id()
-        self._content = with_id(facts.exact_message(), self._wire_id)
-        context.observed.resent(self.books.session, facts.id, self._wire_id)
-
-    def _reissued_end(self, head: Head) -> Command:
-        """How the SSE answer already handed on ends, its re-issued request answered by
-        ``head`` (and the last answer read): with that answer, or a contained failure."""
-        caller_id = self.facts.id
-        event = spliced(self._message, self._message_source, caller_id) or self.contained(
-            in_stream=True
-        )
-        if event is None:
-            return Break(
-                f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
-            )
-        return EndStream(event)
+            if isinstance(then, AfterStream):  # from inside the SSE answer handed on
+                self.outgoing.reissued = True
+            return self._retry(decision)
+        if isinstance(then, AfterStream) and then.resume_from is not None:
+            # Kept for the client's GET with Last-Event-ID.
+            self._context.await_resumption(then.resume_from, self)
+        return self.ending.after(then, decision)
 
 
 def begin(
@@ -755,14 +370,3 @@ def begin(
     if facts is None:
         return None
     return Call(context, facts, headers, extensions, url)
-
-
-def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
-    """The idempotency one request declares for itself, if it does (and validly)."""
-    value = extensions.get(IDEMPOTENCY_EXTENSION)
-    if value is None:
-        return None
-    try:
-        return Idempotency(value)
-    except ValueError:
-        return None

@@ -2,7 +2,7 @@
 
 A shell feeds ``Call`` events (a response head, a body, a network error, a stream's end) and
 gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep``,
-``Read``, ``Lock``, ``Unlock``, ``Admit`` or ``Consult``; it ends an exchange with
+``Read``, ``Lock``, ``Unlock`` or ``Ask``; it ends an exchange with
 ``HandOn``, ``Stream``, ``Contain``, ``Reply``, ``Raise`` or ``Refuse`` (and, inside an SSE
 answer being handed on, with ``EndStream``, ``Break``, ``Refuse`` or ``Raise``).
 
@@ -27,10 +27,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CANCEL_EDITS",
     "CANCEL_TIME_LIMIT",
-    "Admit",
+    "Ask",
     "Break",
     "Command",
-    "Consult",
     "Contain",
     "EndStream",
     "HandOn",
@@ -135,20 +134,37 @@ class Break(NamedTuple):
     message: str
 
 
-class Admit(NamedTuple):
-    """Ask ``breaker`` whether a request to ``key`` may be sent now (a sync shell calls
-    ``allow``, an async shell awaits ``allow_async``), then tell the call
-    (``Call.admitted``)."""
+class Ask(NamedTuple):
+    """The one gate a POST passes: ask whether it may go, then tell the call the answer
+    (``Call.answered``; a race: ``Hedging.answered``, or ``Hedging.hedge_answered`` for a
+    hedge). A sync shell calls ``allow()``, an async shell awaits ``allow_async()``.
 
-    breaker: Breaker
-    key: str
+    What is asked is the core's business: ``breaker``, whether a request to ``key`` may be
+    sent now (before any POST), or ``budget``, whether a retry may follow (before a retry or
+    a hedge is decided); built by ``Ask(breaker, key)`` or ``Ask(budget=budget)``.
+    """
 
+    breaker: Breaker | None = None
+    key: str = ""
+    budget: Budget | None = None
 
-class Consult(NamedTuple):
-    """Ask ``budget`` for one retry (a sync shell calls ``allow_retry``, an async shell
-    awaits ``allow_retry_async``), then tell the call (``Call.consulted``)."""
+    def allow(self) -> bool:
+        """The gate's answer, asked at once (a sync shell, or one that answers inline)."""
+        breaker, key, budget = self
+        if breaker is not None:
+            return breaker.allow(key)
+        if budget is not None:
+            return budget.allow_retry()
+        raise ValueError("an Ask names a breaker or a budget")
 
-    budget: Budget
+    async def allow_async(self) -> bool:
+        """The gate's answer, awaited (an async shell)."""
+        breaker, key, budget = self
+        if breaker is not None:
+            return await breaker.allow_async(key)
+        if budget is not None:
+            return await budget.allow_retry_async()
+        raise ValueError("an Ask names a breaker or a budget")
 
 
 class Refuse(NamedTuple):
@@ -174,8 +190,7 @@ Command = (
     | Raise
     | EndStream
     | Break
-    | Admit
-    | Consult
+    | Ask
     | Refuse
 )
 
@@ -220,8 +235,8 @@ class Turn(NamedTuple):
 
     ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
     (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
-    ``Sleep`` to wait before ``Hedging.slept``; an ``Admit`` (``Consult``) to ask the breaker
-    (the budget) before ``Hedging.admitted`` (``Hedging.consulted``); any other command
+    ``Sleep`` to wait before ``Hedging.slept``; an ``Ask`` to ask the gate before
+    ``Hedging.answered``; any other command
     settles the exchange with the reporting copy's response, as ``Call`` commands do for a
     call never hedged.
     """

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from .breaker import Breaker
 from .budget import Budget
-from .commands import Consult, Read
+from .commands import Ask, Read
 from .guard import GuardTable
 from .hooks import Hook
 from .latency import Latencies
@@ -49,7 +49,7 @@ class CallContext(Protocol):
     budget: Budget
     breaker: Breaker | None
     breaker_inline: bool
-    ask_budget: Consult | None  # None: the budget answers inline (the call asks it)
+    ask_budget: Ask | None  # None: the budget answers inline (the call asks it)
     refund: Callable[[], None] | None
     # Tables shared by the transport's calls.
     history: History

@@ -10,12 +10,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .breaker import Breaker, server_key
 from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
-from .commands import Consult, Read
+from .commands import Ask, Read
 from .context import Reopens
 from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
@@ -24,7 +24,7 @@ from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
 from .records import History
-from .session import Sessions
+from .session import SESSION_HEADER, Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["Engine"]
@@ -78,7 +78,7 @@ class Engine:
         # A budget or breaker that answers at once (it says so) is asked by the call itself;
         # any other (a shared one) by the shell, through a command (awaited by an async
         # shell, so that a round trip never blocks its event loop).
-        self.ask_budget = None if answers_inline(self.budget) else Consult(self.budget)
+        self.ask_budget = None if answers_inline(self.budget) else Ask(budget=self.budget)
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
@@ -95,10 +95,13 @@ class Engine:
         self._prefix = id_prefix
         self._counter = itertools.count(1)
 
-    def renewed(self, session: str | None) -> str | None:
-        """The session id to send instead of ``session`` (the client's), if the server
-        expired that session and it was renewed; else None."""
-        return None if session is None else self.sessions.replacement(session)
+    def caller_edits(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """The headers of the caller's request (``headers``: those a shell reads, by
+        lower-case name) to set before anything reads them: the session another call
+        renewed, for a client that still holds the one the server expired."""
+        session = headers.get(SESSION_HEADER)
+        renewed = None if session is None else self.sessions.replacement(session)
+        return () if renewed is None else ((SESSION_HEADER, renewed),)
 
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""

@@ -3,7 +3,7 @@
 ``core/hedge_rules.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
 when a hedge is due, asks the retry budget and the circuit breaker before each one (as
 before a retry: itself when they are this process's own, else through the shell with
-``Consult`` / ``Admit``), lets the breaker hold back the first copy as any call's first POST,
+``Ask``), lets the breaker hold back the first copy as any call's first POST,
 classifies each copy's answer, counts every copy that met its own answer with the budget and
 the breaker (``core/tally.py``), records every copy as an attempt of the call (numbered as
 sent, with its fate), and settles the call through the copy whose answer is the call's. A
@@ -23,9 +23,8 @@ from .classify import classify_answer
 from .commands import (
     CANCEL_EDITS,
     CANCEL_TIME_LIMIT,
-    Admit,
+    Ask,
     Command,
-    Consult,
     Launch,
     Lock,
     Loser,
@@ -52,10 +51,12 @@ from .observed import GiveUp
 from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin
 from .servers import server_key
+from .state import CallProtocolError, expect
 from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .jsonrpc import RequestId
 
 __all__ = ["Hedging", "carries_on", "hedged"]
 
@@ -70,7 +71,7 @@ def carries_on(command: Command) -> bool:
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
 _WAIT = Turn()
-_ASKS = (Sleep, Admit, Consult)  # the call waits for the shell: no copy is sent, none settles
+_ASKS = (Sleep, Ask)  # the call waits for the shell: no copy is sent, none settles
 _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
@@ -116,31 +117,27 @@ class Hedging:
         self._delay = delay
         self._notify = notify
         self.cancel_time_limit = CANCEL_TIME_LIMIT  # a loser's cancellation POST, at most
-        self._first_origin = call.origin
+        self._first_origin = call.outgoing.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
         self._token = False  # a budget token taken for a hedge not sent yet
 
     def start(self) -> Turn:
         """The first copy, under the caller's id, once the breaker admits it as it would the
-        first POST of a call never hedged: a ``Launch``, an ``Admit`` to ask the breaker
+        first POST of a call never hedged: a ``Launch``, an ``Ask`` for the breaker
         with, or what ends a call held back (``Refuse``, ``Contain``)."""
         return self._after(self.call.start())
 
-    def admitted(self, allowed: bool) -> Turn:
-        """The breaker's answer to the call's ``Admit`` (its first copy, or its retry)."""
-        return self._after(self.call.admitted(allowed))
-
-    def consulted(self, allowed: bool) -> Turn:
-        """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
-        return self._after(self.call.consulted(allowed))
+    def answered(self, allowed: bool) -> Turn:
+        """The gate's answer to the call's ``Ask``: the breaker's (its first copy, or its
+        retry), or the budget's (for its retry, every copy failed)."""
+        return self._after(self.call.answered(allowed))
 
     def watch(self, cancel: GiveUp | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
         is handed ``cancel`` for the shell to call (the first copy hears the notification;
         the others would not); None: no more."""
-        caller_id = self.call.facts.id
-        assert caller_id is not None  # a hedged call has an id
+        caller_id = _id(self.call.facts.id)
         self._context.observed.racing(self._session, caller_id, cancel)
 
     def wait(self) -> float | None:
@@ -148,20 +145,26 @@ class Hedging:
         due = self._race.hedge_at()
         return None if due is None else max(0.0, due - self._context.clock())
 
-    def hedge(self) -> Launch | Consult | Admit | None:
+    def hedge(self) -> Launch | Ask | None:
         """Send a hedge now, if one is due and the budget and then the breaker allow it, as
-        they would a retry: a ``Launch``; a ``Consult`` (``Admit``) when the shell must ask
-        the budget (the breaker) first, its answer then given to ``hedge_consulted``
-        (``hedge_admitted``); None: no hedge now (none more, if one of them said no)."""
+        they would a retry: a ``Launch``; an ``Ask`` when the shell must ask the gate (the
+        budget, then the breaker) first, its answer then given to ``hedge_answered``; None:
+        no hedge now (none more, if one of them said no)."""
         if not self._due():
             return None
         consult = self._context.ask_budget
         if consult is not None:  # the same rule as for a retry (CallContext.ask_budget)
             return consult
-        return self.hedge_consulted(self._context.budget.allow_retry())
+        return self._budget_answered(self._context.budget.allow_retry())
 
-    def hedge_consulted(self, allowed: bool) -> Launch | Admit | None:
-        """The budget's answer for the hedge ``hedge`` asked it about."""
+    def hedge_answered(self, allowed: bool) -> Launch | Ask | None:
+        """The gate's answer for the hedge ``hedge`` asked about: the breaker's once the
+        budget gave a token for it, the budget's before."""
+        if self._token:
+            return self._breaker_answered(allowed)
+        return self._budget_answered(allowed)
+
+    def _budget_answered(self, allowed: bool) -> Launch | Ask | None:
         if not allowed:
             self._stop_hedging()
             return None
@@ -170,11 +173,10 @@ class Hedging:
         if admit is None:
             return self._send_hedge()
         if self._context.breaker_inline:  # the same rule as for any POST (Call._send_or_admit)
-            return self.hedge_admitted(admit.breaker.allow(admit.key))
+            return self._breaker_answered(admit.allow())
         return admit
 
-    def hedge_admitted(self, allowed: bool) -> Launch | None:
-        """The breaker's answer for the hedge ``hedge`` asked it about."""
+    def _breaker_answered(self, allowed: bool) -> Launch | None:
         if not allowed:
             self._give_back()
             self._stop_hedging()
@@ -209,7 +211,7 @@ class Hedging:
         race = self._race
         now = self._context.clock()
         wire_id = self._context.fresh_id()
-        content = self.call.hedge_content(wire_id)
+        content = self.call.copies.content(wire_id)
         self.race = race = race.hedge(now, wire_id)
         return Launch(len(race.copies), content)
 
@@ -271,9 +273,7 @@ class Hedging:
 
     @property
     def _race(self) -> Race:
-        race = self.race
-        assert race is not None  # start() comes first
-        return race
+        return expect(self.race, "a race (start() comes first)")
 
     def _ended(
         self,
@@ -293,7 +293,7 @@ class Hedging:
         if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, context.wall_clock)
             tally(context, self.call.admit, classification, retry_after, ends_call=False)
-            self.call.record_copy(copy, self._origin(copy), classification, head, kind)
+            self.call.copies.record(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
         if step.standing is Standing.WIN:
@@ -339,8 +339,7 @@ class Hedging:
 
     def _retry(self, send: Send) -> Launch:
         """The call decided to retry after every copy failed: its retry is one more copy."""
-        wire_id = self.call.wire_id
-        assert wire_id is not None
+        wire_id = _id(self.call.outgoing.wire_id)
         self.race = race = self._race.retry(self._context.clock(), wire_id)
         return Launch(len(race.copies), send.content)
 
@@ -351,13 +350,11 @@ class Hedging:
         ended = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.CANCELLED, detail=detail)
         losers = []
         for copy in step.cancel:
-            self.call.record_copy(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
-            assert copy.wire_id is not None  # a hedged call has an id
+            self.call.copies.record(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
+            wire_id = _id(copy.wire_id)
             notify = self._notify and not (caller_notifies and copy.number == 1)
-            notice = cancellation(copy.wire_id) if notify else None
-            losers.append(
-                Loser(copy.number, copy.wire_id, notice, CANCEL_EDITS, self.cancel_time_limit)
-            )
+            notice = cancellation(wire_id) if notify else None
+            losers.append(Loser(copy.number, wire_id, notice, CANCEL_EDITS, self.cancel_time_limit))
         return tuple(losers)
 
     def _learn(self, race: Race) -> None:
@@ -372,3 +369,10 @@ class Hedging:
 
     def _origin(self, copy: Copy) -> RetryOrigin:
         return self._first_origin if copy.number == 1 else RetryOrigin.SDK
+
+
+def _id(wire_id: RequestId | None) -> RequestId:
+    """A hedged call's id (or a copy's): only a request with an id is hedged."""
+    if wire_id is None:
+        raise CallProtocolError("a hedged call has an id")
+    return wire_id

@@ -13,7 +13,7 @@ from .jsonrpc import JSON
 from .outcomes import Classification
 from .stream import StreamTracker
 
-__all__ = ["AfterFailure", "AfterRead", "AfterStream", "PendingRetry", "Settle"]
+__all__ = ["AfterFailure", "AfterRead", "AfterStream", "PendingRetry", "Settle", "Then"]
 
 
 class Settle(NamedTuple):
@@ -53,9 +53,13 @@ class AfterStream(NamedTuple):
     resume_from: str | None  # the event id a client's GET may resume it from
 
 
+Then = AfterRead | AfterFailure | AfterStream
+"""What an attempt leaves for after it is settled."""
+
+
 class PendingRetry(NamedTuple):
     """A retry planned while a budget of the shell's is asked: the attempt to settle with
     its answer, and what follows."""
 
     settle: Settle
-    then: AfterRead | AfterFailure | AfterStream
+    then: Then

@@ -13,9 +13,8 @@ from enum import Enum
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from .commands import (
-    Admit,
+    Ask,
     Command,
-    Consult,
     Lock,
     Read,
     Send,
@@ -50,8 +49,7 @@ class CallState(Enum):
     READING = "reading"  # a Read: the whole body, or a failure while reading it
     STREAMING = "streaming"  # a Stream: the SSE answer's end
     SLEEPING = "sleeping"  # a Sleep: the backoff's end
-    ADMITTING = "admitting"  # an Admit: the breaker's answer
-    CONSULTING = "consulting"  # a Consult: the budget's answer
+    ASKING = "asking"  # an Ask: the gate's answer (the breaker's, or the budget's)
     LOCKING = "locking"  # a Lock: the session lock
     ENDED = "ended"  # any other command: the answer is handed on, or the call ended
 
@@ -65,8 +63,7 @@ class Event(Enum):
     FAILED = "failed"
     STREAM_ENDED = "stream_ended"
     SLEPT = "slept"
-    ADMITTED = "admitted"
-    CONSULTED = "consulted"
+    ANSWERED = "answered"
     LOCKED = "locked"
 
 
@@ -78,8 +75,7 @@ ALLOWED: dict[Event, frozenset[CallState]] = {
     Event.FAILED: frozenset({_S.SENT, _S.READING}),
     Event.STREAM_ENDED: frozenset({_S.STREAMING}),
     Event.SLEPT: frozenset({_S.SLEEPING}),
-    Event.ADMITTED: frozenset({_S.ADMITTING}),
-    Event.CONSULTED: frozenset({_S.CONSULTING}),
+    Event.ANSWERED: frozenset({_S.ASKING}),
     Event.LOCKED: frozenset({_S.LOCKING}),
 }
 """The states each event may come in (``stream_closed``, ``abandoned``: in any)."""
@@ -89,8 +85,7 @@ _AWAITING: dict[type, CallState] = {
     Read: _S.READING,
     Stream: _S.STREAMING,
     Sleep: _S.SLEEPING,
-    Admit: _S.ADMITTING,
-    Consult: _S.CONSULTING,
+    Ask: _S.ASKING,
     Lock: _S.LOCKING,
 }
 

@@ -16,7 +16,7 @@ from .decision import is_transient
 from .headers import parse_retry_after, retries_after
 
 if TYPE_CHECKING:
-    from .commands import Admit
+    from .commands import Ask
     from .context import CallContext
     from .events import Head
     from .outcomes import Classification
@@ -31,17 +31,17 @@ def counted(context: CallContext, classification: Classification) -> bool:
     return failed
 
 
-def told(admit: Admit | None, failed: bool, retry_after: float | None, *, ends_call: bool) -> None:
+def told(admit: Ask | None, failed: bool, retry_after: float | None, *, ends_call: bool) -> None:
     """Tell the breaker asked before the POST (``admit``, None without one) how it ended;
     ``retry_after`` keeps an opening circuit open longer; ``ends_call`` False when a retry
     or another copy of the call follows it."""
-    if admit is not None:
+    if admit is not None and admit.breaker is not None:
         admit.breaker.record(admit.key, failed=failed, retry_after=retry_after, ends_call=ends_call)
 
 
 def tally(
     context: CallContext,
-    admit: Admit | None,
+    admit: Ask | None,
     classification: Classification,
     retry_after: float | None,
     *,

@@ -14,14 +14,10 @@ import httpx
 
 from ..core.call import Call
 from ..core.commands import (
-    Admit,
-    Break,
+    Ask,
     Command,
-    Consult,
     EndStream,
     HeaderEdits,
-    Raise,
-    Refuse,
     Send,
     Sleep,
     Stream,
@@ -30,7 +26,7 @@ from ..core.events import Head
 from ..core.extensions import RECORD_EXTENSION
 from ..core.stream import StreamTracker
 from ..instrumentation.hooks import publish
-from .errors_httpx import BodyTooLarge, describe_error, refusal
+from .errors_httpx import BodyTooLarge, describe_error, failure
 from .wiring import RESPONSE_HEADERS, header_values, strip_headers
 
 __all__ = [
@@ -158,7 +154,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
             publish(call.owed())
             response = head = None
-            if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
+            if isinstance(command, Sleep | Send | Ask):  # re-issued: run it again
                 try:
                     command, response, head, _ = await self._exchange(call, self._request, command)
                 except BaseException as exc:
@@ -178,13 +174,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 if command.last:
                     yield command.last
                 return
-            if type(command) is Break:
-                raise call.annotated(httpx.RemoteProtocolError(command.message))
-            if type(command) is Raise:
-                raise command.error
-            if type(command) is Refuse:
-                raise call.annotated(refusal(command, self._request))
-            raise AssertionError(f"no end for the stream: {command!r}")
+            raise failure(call, self._request, command)
 
     async def aclose(self) -> None:
         await self._body.aclose()

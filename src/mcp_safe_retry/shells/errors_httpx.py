@@ -9,14 +9,19 @@ of containment.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import httpx
 from httpx._utils import get_environment_proxies
 
 from ..core import errors
 from ..core.attempt_kinds import ErrorKind
-from ..core.commands import Refuse
+from ..core.commands import Break, Command, Raise, Refuse
 from ..core.outcomes import Outcome
 from ..instrumentation.redact import scrub
+
+if TYPE_CHECKING:
+    from ..core.call import Call
 
 __all__ = [
     "CONTAIN_HTTP_ERRORS",
@@ -26,6 +31,7 @@ __all__ = [
     "DuplicateCallError",
     "describe_error",
     "environment_proxies",
+    "failure",
     "refusal",
 ]
 
@@ -71,6 +77,18 @@ _REFUSALS: dict[Outcome, type[httpx.TransportError]] = {
 def refusal(command: Refuse, request: httpx.Request) -> httpx.TransportError:
     """The exception that ends a call refused unsent (a ``Refuse`` command)."""
     return _REFUSALS[command.outcome](command.message, request=request)
+
+
+def failure(call: Call, request: httpx.Request, command: Command) -> BaseException:
+    """The exception that ends ``call`` for a command that fails it (``Raise``, ``Refuse``,
+    ``Break``: the one way a shell fails a call), the record attached."""
+    if type(command) is Raise:
+        return command.error  # annotated by the call already
+    if type(command) is Refuse:
+        return call.annotated(refusal(command, request))
+    if type(command) is Break:
+        return call.annotated(httpx.RemoteProtocolError(command.message))
+    return AssertionError(f"no answer: {command!r}")
 
 
 # The first class in an exception's MRO found here names its kind.

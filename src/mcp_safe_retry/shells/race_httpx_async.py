@@ -5,7 +5,7 @@ a task of its own, in a cancel scope of its own, and reports what it met; a lose
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
 session, the ``notifications/cancelled`` the core built for the loser's own id is POSTed,
 shielded, within the loser's time limit. Cancelling the caller cancels every copy. The
-breaker and the budget are asked what the core says to ask them (``Admit``, ``Consult``):
+breaker and the budget are asked what the core says to ask them (``Ask``):
 awaited, never blocking the event loop, before the first copy, before a hedge, and before
 a retry.
 
@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..core.commands import Admit, Consult, Launch, Loser, Sleep, Turn
+from ..core.commands import Ask, Launch, Loser, Sleep, Turn
 from ..core.events import Head
 from ..core.hedging import Hedging, carries_on
 from ..instrumentation.hooks import publish
@@ -113,11 +113,8 @@ class _Racing:
         hedging = self._hedging
         ask = hedging.hedge()
         with anyio.CancelScope() as self._asking:
-            while isinstance(ask, (Consult, Admit)):
-                if isinstance(ask, Consult):
-                    ask = hedging.hedge_consulted(await ask.budget.allow_retry_async())
-                else:
-                    ask = hedging.hedge_admitted(await ask.breaker.allow_async(ask.key))
+            while isinstance(ask, Ask):
+                ask = hedging.hedge_answered(await ask.allow_async())
         self._asking = None
         if isinstance(ask, Launch):
             self._launch(ask)
@@ -193,14 +190,12 @@ class _Racing:
         hedging = self._hedging
         then = turn.then
         try:
-            while isinstance(then, (Sleep, Admit, Consult)):
-                if isinstance(then, Consult):  # the answer stays open: handed on if no retry
-                    then = hedging.consulted(await then.budget.allow_retry_async()).then
-                    continue
-                await self._close(answer)
-                answer = None
-                if isinstance(then, Admit):
-                    then = hedging.admitted(await then.breaker.allow_async(then.key)).then
+            while isinstance(then, (Sleep, Ask)):
+                if isinstance(then, Sleep) or then.budget is None:  # a budget's: it may yet go on
+                    await self._close(answer)
+                    answer = None
+                if isinstance(then, Ask):
+                    then = hedging.answered(await then.allow_async()).then
                     continue
                 publish(hedging.call.owed())
                 await self._sleep(then.seconds)

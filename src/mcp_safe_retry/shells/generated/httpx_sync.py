@@ -24,15 +24,12 @@ from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import Call, begin
 from ...core.commands import (
-    Admit,
+    Ask,
     Command,
-    Consult,
     Contain,
     HandOn,
     Lock,
-    Raise,
     Read,
-    Refuse,
     Reply,
     Send,
     Sleep,
@@ -52,7 +49,7 @@ from ..errors_httpx import (
     MCP_TIMEOUT,
     describe_error,
     environment_proxies,
-    refusal,
+    failure,
 )
 from ..wiring import (
     REQUEST_HEADERS,
@@ -181,9 +178,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
         headers = header_values(request.headers.raw, REQUEST_HEADERS)
-        renewed = self.engine.renewed(headers.get("mcp-session-id"))
-        if renewed is not None:  # the client holds a session the server expired
-            headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
+        for name, value in self.engine.caller_edits(headers):  # a session renewed, say
+            headers[name] = request.headers[name] = value
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = begin(self.engine, request.read(), headers, request.extensions, request.url)
@@ -227,11 +223,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return _response(request, call, 200, "application/json", command.body)
         if type(command) is Reply:
             return _response(request, call, command.status, command.content_type, command.body)
-        if type(command) is Raise:
-            raise command.error
-        if type(command) is Refuse:
-            raise call.annotated(refusal(command, request))
-        raise AssertionError(f"no answer: {command!r}")
+        raise failure(call, request, command)
 
     def __enter__(self) -> Self:
         """Enter the inner transport too (one that must be entered, such as an in-process
@@ -289,10 +281,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
                     publish(call.owed())
                     self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
-                elif type(command) is Admit:
-                    command = call.admitted(command.breaker.allow(command.key))
-                elif type(command) is Consult:  # the answer stays open: handed on if no retry
-                    command = call.consulted(command.budget.allow_retry())
+                elif type(command) is Ask:  # the answer stays open: handed on if no retry
+                    command = call.answered(command.allow())
                 elif type(command) is Lock:
                     publish(call.owed())  # the hooks hear of the 404 before the wait
                     self._session_lock.acquire()

@@ -1,0 +1,209 @@
+"""How a call's answer ends once its last attempt is settled with no retry, as a part the
+call holds: handed on as it came or with the caller's id restored, contained as the JSON-RPC
+error that stands for the failure, spliced into an SSE answer already handed on, or raised.
+
+``Ending`` also weighs how an SSE answer ended (``stream_attempt``: the attempt to settle,
+and whether the client may resume it with ``Last-Event-ID``), and keeps the last answer read
+whole, which ends a stream whose request was re-issued (``reissued_end``), and follows an
+SSE answer as it flows (``stream``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .answers import contained, restored, spliced
+from .attempt_kinds import ErrorKind
+from .commands import (
+    END_STREAM,
+    HAND_ON,
+    Break,
+    Command,
+    Contain,
+    EndStream,
+    HandOn,
+    Raise,
+    Refuse,
+    Stream,
+)
+from .contain import server_error
+from .decision import Decision, Reason
+from .jsonrpc import JSON, RequestFacts
+from .observed import LEARNED_METHODS
+from .outcomes import Classification, Outcome, verdict
+from .pending import AfterFailure, AfterRead, AfterStream, Settle, Then
+from .state import CallProtocolError
+from .stream import StreamTracker
+
+if TYPE_CHECKING:
+    from .context import CallContext
+    from .events import Head
+    from .ledger import Books
+    from .outgoing import Outgoing
+
+__all__ = ["Ending"]
+
+
+class Ending:
+    """How one call's answer ends (see the module docstring)."""
+
+    __slots__ = ("_context", "books", "facts", "message", "message_source", "outgoing")
+
+    def __init__(
+        self,
+        context: CallContext,
+        facts: RequestFacts,
+        *,
+        books: Books,
+        outgoing: Outgoing,
+    ) -> None:
+        self._context = context
+        self.facts = facts
+        self.books = books
+        self.outgoing = outgoing
+        self.message: JSON = None  # the last JSON answer read whole
+        self.message_source: bytes | None = None  # its body, if read without exact integers
+
+    def wants_message(self) -> bool:
+        """Whether an answer must be read whole: to learn from it, or to restore the
+        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
+        without building it."""
+        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
+
+    def stream(self) -> Stream:
+        """Follow the SSE answer now arriving, and hand it on as it flows."""
+        wire_id = self.outgoing.wire_id
+        if wire_id is None:
+            raise CallProtocolError("a notification's answer is never streamed")
+        facts = self.facts
+        return Stream(
+            StreamTracker(
+                wire_id=wire_id,
+                caller_id=facts.id if facts.id is not None else wire_id,
+                method=facts.method,
+                max_event_bytes=self._context.max_event_bytes,
+                want_message=self.wants_message(),
+            )
+        )
+
+    def contained(self, *, in_stream: bool = False) -> bytes | None:
+        """The JSON-RPC error that stands for this call's failure, if contained
+        (``answers.contained``)."""
+        context = self._context
+        return contained(
+            self.facts,
+            self.books.ref.current,
+            failures=context.contain_failures,
+            http_errors=context.contain_http_errors,
+            in_stream=in_stream,
+        )
+
+    def after(self, then: Then, decision: Decision) -> Command:
+        """How the answer ends, its attempt settled with ``decision`` (no retry)."""
+        if isinstance(then, AfterRead):
+            return self.after_read(then)
+        if isinstance(then, AfterFailure):
+            return self.after_failure(then)
+        return self.after_stream(then, decision)
+
+    def refused(self, classification: Classification) -> Command:
+        """A call ended unsent: the contained error, or the HTTP library's exception."""
+        reissued = self.outgoing.reissued
+        contained = self.contained(in_stream=reissued)
+        if contained is None:
+            outcome = classification.outcome
+            return Refuse(classification.detail or str(outcome), outcome)
+        return EndStream(contained) if reissued else Contain(contained)
+
+    def after_read(self, then: AfterRead) -> Command:
+        """What follows an answer read whole, its attempt settled with no retry."""
+        head, body, message, source, resuming = then
+        facts = self.facts
+        self.message = message
+        self.message_source = source
+        if resuming:
+            return HAND_ON  # the client's own GET: its answer goes back as it came
+        if self.outgoing.reissued:
+            return self.reissued_end(head)
+        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+            contained = self.contained()
+            if contained is not None:  # the server's own error, if its body holds one
+                if facts.id is None:
+                    raise CallProtocolError("only a request's failure is contained")
+                return Contain(server_error(body, head.content_type, facts.id) or contained)
+        replacement = restored(message, source, self.outgoing.wire_id, facts.id)
+        return HAND_ON if replacement is None else HandOn(replacement)
+
+    def after_failure(self, then: AfterFailure) -> Command:
+        """What follows a network failure, its attempt settled with no retry."""
+        error, kind, resuming = then
+        self.books.annotate(error)
+        # A body that would not decode is no transport failure: it is raised as it is, as
+        # is a failed resumption (the client's own GET).
+        if resuming or kind is ErrorKind.DECODING:
+            return Raise(error)
+        reissued = self.outgoing.reissued
+        contained = self.contained(in_stream=reissued)
+        if contained is None:
+            return Raise(error)
+        return EndStream(contained) if reissued else Contain(contained)
+
+    def after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
+        """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
+        the call had ended before)."""
+        tracker, error, _ = then
+        resumable = decision is not None and decision.reason is Reason.RESUMABLE
+        if tracker.done:
+            return END_STREAM
+        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
+            return END_STREAM if error is None else Raise(self.books.annotated(error))
+        contained = self.contained(in_stream=True)
+        if contained is not None:
+            return EndStream(contained)
+        if error is not None:
+            return Raise(self.books.annotated(error))
+        return END_STREAM
+
+    def stream_attempt(
+        self,
+        tracker: StreamTracker,
+        head: Head | None,
+        error: BaseException | None,
+        kind: ErrorKind | None,
+        detail: str,
+    ) -> tuple[Settle, AfterStream]:
+        """How to settle the attempt whose SSE answer (``head``) ended (``error``,
+        ``detail``: what broke it, if anything did), and what to keep for after."""
+        classification = tracker.classification
+        if classification is None:
+            classification = verdict(
+                Outcome.STREAM_INCOMPLETE,
+                detail="stream ended before the response" if error is None else detail[:200],
+                error_kind=kind,
+            )
+        # A server that numbered its events lets the client resume with Last-Event-ID;
+        # re-issuing on top of that would run the request twice.
+        resume_from = None
+        if tracker.classification is None:
+            resume_from = tracker.last_event_id or self.outgoing.resume_id
+        settle = Settle(
+            classification,
+            head,
+            error_kind=kind,
+            message=tracker.message,
+            resumable=resume_from is not None,
+        )
+        return settle, AfterStream(tracker, error, resume_from)
+
+    def reissued_end(self, head: Head) -> Command:
+        """How the SSE answer already handed on ends, its re-issued request answered by
+        ``head`` (and the last answer read): with that answer, or a contained failure."""
+        caller_id = self.facts.id
+        event = spliced(self.message, self.message_source, caller_id) or self.contained(
+            in_stream=True
+        )
+        if event is None:
+            return Break(
+                f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
+            )
+        return EndStream(event)

@@ -1,0 +1,283 @@
+"""The decision after an attempt, as a part the call holds: what follows the attempt that
+ended (retry, or the call's verdict), its record, and the retry it plans.
+
+``Settling.decide`` weighs how the attempt ended (``pending.Settle``) against the policy, the
+retry budget and the breaker's count, and records the attempt (``record``); when a budget of
+the shell's must be asked first, it answers ``ASK_BUDGET`` and counts nothing, and the
+attempt is settled again once the budget answered (``answer``). A retry decided here is
+prepared on the call's ``outgoing.Outgoing`` (a fresh wire id, the body under it, its
+backoff), and a retry that is never sent gives its budget token back (``stop_planned``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .attempt_kinds import AttemptKind, ErrorKind
+from .commands import Send
+from .decision import Decision, Reason, decide
+from .hedge_rules import CopyState
+from .idempotency import Idempotency
+from .jsonrpc import JSON, RequestFacts, with_id
+from .outcomes import Classification, Outcome, verdict
+from .records import AttemptValues, RetryOrigin
+from .state import expect
+from .tally import counted, refund, told
+
+if TYPE_CHECKING:
+    from .commands import Ask
+    from .context import CallContext
+    from .events import Head
+    from .ledger import Books
+    from .outgoing import Outgoing
+    from .pending import PendingRetry, Settle
+
+__all__ = ["ABANDONED", "ASK_BUDGET", "THROTTLED", "Settling"]
+
+THROTTLED = Decision.stop(Reason.THROTTLED)
+ABANDONED = Decision.stop(Reason.ABANDONED)
+ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
+"""What ``Settling.decide`` answers when a shared budget must be asked before a retry is
+decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
+
+_SEND_AS_IS = Send(None)
+_POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
+_WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
+
+
+class Settling:
+    """How one call's attempts are settled, and what the call's verdict is (``done``)."""
+
+    __slots__ = (
+        "_admit",
+        "_answered",
+        "_context",
+        "_planned",
+        "_spent",
+        "_stop",
+        "books",
+        "copy_number",
+        "done",
+        "facts",
+        "hedged",
+        "hedges",
+        "idempotency",
+        "outgoing",
+    )
+
+    def __init__(
+        self,
+        context: CallContext,
+        facts: RequestFacts,
+        *,
+        idempotency: Idempotency,
+        books: Books,
+        outgoing: Outgoing,
+        admit: Ask | None,
+    ) -> None:
+        self._context = context
+        self.facts = facts
+        self.idempotency = idempotency
+        self.books = books
+        self.outgoing = outgoing
+        self._admit = admit  # the breaker, told how each call ends
+        self.done = False  # the call has its verdict (a resumption opens it again)
+        self._planned: PendingRetry | None = None  # the attempt to settle once the budget answers
+        self._answered = False  # while settling again: the budget has answered...
+        self._stop: Decision | None = None  # ...and this stops the call instead of the retry
+        self._spent = False  # the budget gave a token for the retry planned, not sent yet
+        # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent,
+        # each with a fate; hedges use up no retries.
+        self.hedged = False
+        self.copy_number = 0
+        self.hedges = 0
+
+    @property
+    def planned(self) -> bool:
+        """Whether an attempt waits for the shared budget's answer."""
+        return self._planned is not None
+
+    def plan(self, pending: PendingRetry) -> None:
+        """Keep ``pending`` until the shell has asked the budget."""
+        self._planned = pending
+
+    def answer(self, stop: Decision | None) -> tuple[PendingRetry, Decision]:
+        """Settle the attempt that waited for the budget, now that it answered: ``stop``
+        ends the call instead of the retry, None lets the retry go."""
+        pending, self._planned = expect(self._planned, "budget asked"), None
+        self._answered, self._stop = True, stop
+        return pending, self.decide(pending.settle)
+
+    def decide_now(self, settle: Settle, stop: Decision) -> Decision:
+        """Settle ``settle`` without asking any budget: ``stop`` ends the call if a retry
+        would follow (the caller has gone)."""
+        self._answered, self._stop = True, stop
+        return self.decide(settle)
+
+    def send(self) -> Send:
+        """The request goes out now (the first send, or the retry planned: its budget
+        token, if it took one, is used)."""
+        self._spent = False
+        outgoing = self.outgoing
+        outgoing.sent_at = self._context.clock()
+        outgoing.in_flight = True
+        outgoing.head = None
+        content = outgoing.content
+        return _SEND_AS_IS if content is None else Send(content, _POSTED, outgoing.edits)
+
+    def give_back(self) -> None:
+        """The retry the budget gave a token for is not sent: the token goes back."""
+        if self._spent:
+            self._spent = False
+            refund(self._context)
+
+    def stop_planned(self, stop: Decision, now: float) -> None:
+        """The retry the last attempt planned is never sent: the call ends with it."""
+        self.give_back()
+        self.done = True
+        self.books.amended(stop, now, self.outgoing.wire_id)
+
+    def abandoned(self, exc: BaseException | None, head: Head | None) -> None:
+        """The call ended without a verdict, no attempt waiting for the budget: the caller
+        closed the stream early (``exc`` None), or ``exc`` ended it; ``head``: that of the
+        SSE answer flowing, if one was."""
+        if exc is None:
+            detail = "closed by the caller before the response"
+        else:
+            detail = f"ended by {type(exc).__name__}: {exc}"[:200]
+        now = self._context.clock()
+        in_flight = self.outgoing.in_flight
+        held = not self.books.attempts and not in_flight  # awaiting the breaker: unsent
+        if in_flight or held:
+            if head is not None:  # an SSE answer was flowing
+                ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
+            else:
+                kind = ErrorKind.INTERNAL if isinstance(exc, Exception) else ErrorKind.CANCELLED
+                ended = verdict(Outcome.NETWORK_ERROR, detail=detail, error_kind=kind)
+            self.record(
+                ABANDONED,
+                ended,
+                head=head,
+                error_kind=ended.error_kind,
+                retry_after=None,
+                message=None,
+                now=now,
+                kind=AttemptKind.HELD if held else None,
+            )
+            return
+        # Between attempts (in the backoff, or waiting for the session lock).
+        self.stop_planned(ABANDONED, now)
+
+    def decide(self, settle: Settle) -> Decision:
+        """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
+        when a budget of the shell's must be asked first, ``ASK_BUDGET`` (nothing counted)."""
+        classification, head, error_kind, retry_after, message, resumable = settle
+        context = self._context
+        now = context.clock()
+        number = len(self.books.attempts) + 1 - self.hedges
+        decision = decide(
+            context.policy,
+            idempotency=self.idempotency,
+            classification=classification,
+            attempt=number,
+            elapsed=now - self.books.start,
+            retry_after=retry_after,
+            rand=context.rand,
+        )
+        if resumable or (decision.retry and self.outgoing.resuming):
+            # Resuming is the client's move (and a GET cannot be re-sent as the POST).
+            decision = Decision.stop(Reason.RESUMABLE)
+        if self.facts.id is not None:
+            answered = self._answered
+            if decision.retry and not answered and context.ask_budget is not None:
+                return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
+            failed = counted(context, classification)
+            if answered:  # settled again with the budget's answer (last: a True spends a token)
+                self._answered = False
+                if decision.retry and self._stop is not None:
+                    decision = self._stop
+            elif decision.retry and not context.budget.allow_retry():
+                decision = THROTTLED
+            # The breaker's ratio counts the call once, when no retry follows.
+            told(self._admit, failed, retry_after, ends_call=not decision.retry)
+            if decision.retry:
+                self._spent = True
+        return self.record(
+            decision,
+            classification,
+            head=head,
+            error_kind=error_kind,
+            retry_after=retry_after,
+            message=message,
+            now=now,
+        )
+
+    def record(
+        self,
+        decision: Decision,
+        classification: Classification,
+        *,
+        head: Head | None,
+        error_kind: str | None,
+        retry_after: float | None,
+        message: JSON,
+        now: float,
+        final: Classification | None = None,
+        kind: AttemptKind | None = None,
+    ) -> Decision:
+        """Append the attempt that just ended, with what follows it, for the hooks too
+        (``final``: the call's verdict if it ends here, when not the attempt's own)."""
+        books = self.books
+        outgoing = self.outgoing
+        outgoing.in_flight = False
+        resuming = outgoing.resuming
+        hedged = self.hedged
+        renewal = outgoing.renewal
+        if kind is None:
+            kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
+        if final is None:
+            final = classification
+        attempt = AttemptValues(
+            number=self.copy_number if hedged else len(books.attempts) + 1,
+            retry_origin=RetryOrigin.APPLICATION if resuming else outgoing.origin,
+            wire_id=outgoing.wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=outgoing.delay,
+            retry_after=retry_after,
+            decision=decision,
+            elapsed=outgoing.sent_at - books.start,
+            duration=max(0.0, now - outgoing.sent_at),
+            kind=kind
+            or (_RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING),
+            session_id=outgoing.session if renewal is None else renewal.session,
+            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
+        )
+        books.add(attempt, head, hedged=hedged)
+        if hedged:
+            self.copy_number = len(books.attempts) + 1  # an attempt after the race
+        outgoing.resuming = False
+        if decision.retry:
+            self._prepare_retry(decision)
+        else:
+            self.done = True
+            self._context.observed.learn(self.facts, final, message, books.session)
+        books.ended(final if self.done else None, now, outgoing.wire_id)
+        return decision
+
+    def _prepare_retry(self, decision: Decision) -> None:
+        context = self._context
+        facts = self.facts
+        outgoing = self.outgoing
+        outgoing.delay = decision.delay
+        outgoing.kind = _POSTED
+        outgoing.origin = RetryOrigin.SDK
+        if facts.id is None:  # a notification has no id to change: it goes as it came
+            if outgoing.content is None:
+                outgoing.content = facts.source
+            return
+        outgoing.wire_id = context.fresh_id()
+        outgoing.content = with_id(facts.exact_message(), outgoing.wire_id)
+        context.observed.resent(self.books.session, facts.id, outgoing.wire_id)
