@@ -37,7 +37,7 @@ from mcp_safe_retry.core.breaker import CircuitState, server_key
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 from tests.helpers import Script, ok_result, status_reply, tool_call
 from tests.redis_support import RedisServer
-from tests.test_hedging import URL, inner_of, ok, unavailable
+from tests.shells.test_race import URL, inner_of, ok, unavailable
 
 READ = RetryPolicy(tools={"lookup": "read"})
 FRESH_ID = "mcp-safe-retry-"  # the prefix of the id a retry is sent under

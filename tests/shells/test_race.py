@@ -412,7 +412,7 @@ async def test_the_callers_cancellation_reaches_every_copy(lib: tuple[Any, Any])
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_a_hedged_read_renews_an_expired_session(lib: tuple[Any, Any]) -> None:
     # The copy's 404 settles the race; the renewal goes on in the shell's own loop.
-    from tests.test_session_renewal import INITIALIZE, VERSION, Server, _call
+    from tests.shells.test_session_renewal import INITIALIZE, VERSION, Server, _call
 
     library, shell = lib
     server = Server(library, True)

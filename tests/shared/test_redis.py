@@ -520,7 +520,7 @@ def test_calls_through_a_transport_survive_redis_going_away(
 
 
 def test_readme_fleet_snippets_run_as_written(redis_server: RedisServer) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## Fleet: shared budget and breaker", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     assert len(blocks) == 2

@@ -77,7 +77,7 @@ def test_containment_is_off_by_default() -> None:
 
 def test_http_errors_are_contained_by_the_httpx_shells() -> None:
     # mcp 1.x (httpx) ends its session on a non-2xx answer; the httpx2 shells hand it on
-    # (tests/test_http_error_containment.py has both flavours and what is never contained).
+    # (tests/shells/test_containment.py has both flavours and what is never contained).
     transport = RetryTransport(Script(status_reply(503)), sleep=no_sleep, contain_failures=True)
     answer = httpx.Client(transport=transport).post(URL, json=tool_call("x"))
     assert answer.status_code == 200 and answer.json()["error"]["code"] == CONTAINED_ERROR_CODE

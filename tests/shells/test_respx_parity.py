@@ -30,7 +30,7 @@ from mcp_safe_retry import (
 from tests.helpers import ok_result, tool_call
 
 pytestmark = pytest.mark.anyio
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 URL = "http://127.0.0.1:9/mcp"  # loopback: nothing leaves this machine if a mock slips
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter=Jitter.NONE)
 Answer = Callable[[dict[str, Any]], httpx.Response] | Exception
