@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.fleet import run_fleet
+from tests.fleet_support import run_fleet
 from tests.redis_support import RedisServer
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from benchmarks.fleet import BREAKER_OPEN_FOR, BREAKER_REFRESH, BreakerFleet
+from tests.fleet_support import BREAKER_OPEN_FOR, BREAKER_REFRESH, BreakerFleet
 from tests.redis_support import RedisServer
 
 

@@ -22,7 +22,6 @@ import httpx
 import pytest
 import redis
 
-from benchmarks.fleet import BreakerFleet
 from mcp_safe_retry import (
     AsyncRetryTransport,
     Breaker,
@@ -35,6 +34,7 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry.core.breaker import CircuitState, server_key
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
+from tests.fleet_support import BreakerFleet
 from tests.helpers import Script, ok_result, status_reply, tool_call
 from tests.redis_support import RedisServer
 from tests.shells.test_race import URL, inner_of, ok, unavailable
