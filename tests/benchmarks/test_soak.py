@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.soak import (
+from tests.soak_support import (
     FAULTS,
     PATHS,
     CallResult,
