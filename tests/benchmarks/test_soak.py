@@ -10,17 +10,6 @@ from typing import Any
 
 import pytest
 
-from tests.soak_support import (
-    FAULTS,
-    PATHS,
-    CallResult,
-    PlannedCall,
-    SoakConfig,
-    SoakReport,
-    check,
-    plan_calls,
-    run_soak,
-)
 from mcp_safe_retry import (
     Action,
     Attempt,
@@ -32,6 +21,17 @@ from mcp_safe_retry import (
     classify,
 )
 from mcp_safe_retry_kitchen import KitchenState, PostRecord
+from tests.soak_support import (
+    FAULTS,
+    PATHS,
+    CallResult,
+    PlannedCall,
+    SoakConfig,
+    SoakReport,
+    check,
+    plan_calls,
+    run_soak,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -33,7 +33,6 @@ from mcp_safe_retry import (
     get_record,
 )
 from mcp_safe_retry.core.kinds import AttemptKind
-from mcp_safe_retry.core.session import Sessions
 
 pytestmark = pytest.mark.anyio
 URL = "http://mcp.test/mcp"
@@ -374,17 +373,6 @@ async def test_only_a_session_the_server_expired_is_renewed(
         assert server.seen[-1] == ("tools/call", session)  # sent once, never re-sent
         (attempt,) = record.attempts
         assert attempt.decision is not None and attempt.decision.reason is Reason.NOT_RETRYABLE
-
-
-def test_ended_sessions_are_remembered_within_a_bound() -> None:
-    sessions = Sessions(limit=3)
-    sessions.ending(None)  # a DELETE without a session ends nothing
-    for name in ("a", "b", "c", "d"):
-        sessions.ending(name)
-    assert [sessions.ended(name) for name in "abcd"] == [False, True, True, True]
-    sessions.end_answered("c", 200)
-    sessions.end_answered("d", 405)  # the server keeps the session: it may still expire
-    assert [sessions.ended(name) for name in "bcd"] == [True, True, False]
 
 
 # -- 8. a redirect is a hop ------------------------------------------------------------------

@@ -18,16 +18,11 @@ import anyio
 import httpx
 import httpx2
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
 from mcp_safe_retry import Idempotency, Outcome, Reason, RetryPolicy, get_record
-from mcp_safe_retry.core.jsonrpc import parse_request
 from mcp_safe_retry.core.kinds import AttemptKind
-from mcp_safe_retry.core.observed import Observed
-from mcp_safe_retry.core.session import Sessions
 
 pytestmark = pytest.mark.anyio
 URL = "http://mcp.test/mcp"
@@ -396,39 +391,6 @@ async def test_a_404_without_a_session_is_handed_on(library: Any, shell: Any, cl
     assert response.status_code == 404
     assert [s[1] for s in d.server.seen] == ["tools/call"]
     assert reasons(response) == [Reason.NOT_RETRYABLE]
-
-
-def test_a_cancellation_follows_a_request_into_the_renewed_session() -> None:
-    sessions = Sessions()
-    observed = Observed(sessions)
-    observed.resent("s-1", 7, "wire-7")  # re-sent before the session expired
-    sessions.renewed("s-1", "s-2")
-    cancel = parse_request(
-        json.dumps(
-            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
-        ).encode()
-    )
-    assert cancel is not None
-    remapped = observed.remap_cancellation(cancel, "s-2")  # rewritten to the new session
-    assert remapped is not None and json.loads(remapped)["params"]["requestId"] == "wire-7"
-    observed.settled("s-2", 7)
-    assert observed.remap_cancellation(cancel, "s-2") is None
-
-
-@given(st.lists(st.integers(0, 3), max_size=20))
-def test_renewals_lead_every_old_id_to_the_newest_of_its_line(renewals: list[int]) -> None:
-    """However the sessions of several clients are renewed, in whatever order, each old id
-    leads to the newest session of its line, and every id of a line names its first."""
-    sessions = Sessions()
-    lines = [[f"first-{n}"] for n in range(4)]
-    for n, which in enumerate(renewals):
-        line = lines[which]
-        sessions.renewed(line[-1], f"s-{n}")
-        line.append(f"s-{n}")
-    for line in lines:
-        assert all(sessions.replacement(old) == line[-1] for old in line[:-1])
-        assert sessions.replacement(line[-1]) is None
-        assert {sessions.first(s) for s in line} == {line[0]}
 
 
 @pytest.mark.parametrize(("library", "shell", "client"), SHELLS)
