@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import Breaker, CircuitBreaker, Layer, Outcome
-from mcp_safe_retry.core.breaker import BreakerSettings, CircuitState, circuit_open, server_key
+from mcp_safe_retry.core.breaker import BreakerSettings, CircuitState, circuit_open
 
 A = "https://a.test/mcp"
 B = "https://b.test/mcp"
@@ -114,21 +114,6 @@ async def test_async_shells_get_the_same_answer() -> None:
     assert isinstance(breaker, Breaker)
     breaker.record(A, failed=True)
     assert not await breaker.allow_async(A) and await breaker.allow_async(B)
-
-
-@pytest.mark.parametrize(
-    ("url", "key"),
-    [
-        pytest.param(
-            "https://Example.COM:443/mcp?token=x#f", "https://example.com/mcp", id="https"
-        ),
-        pytest.param("http://u:p@host:8080/a/b", "http://host:8080/a/b", id="userinfo"),
-        pytest.param("http://[::1]:80", "http://[::1]/", id="ipv6"),
-        pytest.param("http://host:99999/x", "http://host/x", id="bad-port"),
-    ],
-)
-def test_server_key(url: str, key: str) -> None:
-    assert server_key(url) == key
 
 
 def test_circuit_open_verdict() -> None:

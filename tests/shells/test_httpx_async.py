@@ -24,7 +24,6 @@ from mcp_safe_retry import (
     retry_origin,
 )
 from mcp_safe_retry.core import jsonrpc
-from mcp_safe_retry.core.origin import ResendDetector
 from tests.helpers import (
     Script,
     Sleeps,
@@ -494,11 +493,6 @@ async def test_origins_marked_by_context_and_extension(mode: str) -> None:
     assert record_of(plain).retry_origin is RetryOrigin.NONE
 
 
-def test_retry_origin_refuses_engine_origins() -> None:
-    with pytest.raises(ValueError, match="only"), retry_origin("sdk"):
-        pass
-
-
 async def test_application_resend_is_detected(mode: str) -> None:
     script = Script(
         json_reply(200, lambda i: ok_result(i, is_error=True)), json_reply(200, ok_result)
@@ -535,18 +529,6 @@ async def test_a_resend_read_by_the_other_reader_is_detected(mode: str) -> None:
     again = await d.post(again_call)
     assert record_of(first).arguments_digest == record_of(again).arguments_digest
     assert record_of(again).retry_origin is RetryOrigin.APPLICATION
-
-
-def test_the_detector_reads_a_digest_only_when_it_holds_a_failure() -> None:
-    class Unreadable:
-        def __str__(self) -> str:
-            raise AssertionError("the digest was worked out")
-
-    detector = ResendDetector()
-    assert not detector.is_resend(Unreadable(), 0.0)  # type: ignore[arg-type]
-    detector.finished(Unreadable(), False, 0.0)  # type: ignore[arg-type]
-    detector.finished("d", True, 0.0)
-    assert detector.is_resend("d", 1.0) and len(detector) == 1
 
 
 async def test_trusted_annotations_make_a_tool_read(mode: str) -> None:
