@@ -15,9 +15,8 @@ from mcp_safe_retry import (
     Outcome,
     Reason,
     RetryBudget,
-    RetryPolicy,
 )
-from mcp_safe_retry.core.call import Call, Head
+from mcp_safe_retry.core.call import Head
 from mcp_safe_retry.core.commands import (
     Admit,
     Break,
@@ -25,39 +24,27 @@ from mcp_safe_retry.core.commands import (
     Contain,
     EndStream,
     HandOn,
-    Lock,
     Raise,
     Read,
     Refuse,
-    Reply,
     Send,
     Sleep,
     Stream,
-    Unlock,
 )
-from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
-from mcp_safe_retry.core.session import Handshake
 from mcp_safe_retry.core.sse import encode_event
-
-POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
-JSON = Head(200, "application/json")
-SSE = Head(200, "text/event-stream")
-
-
-def engine(**options: object) -> Engine:
-    return Engine(policy=POLICY, rand=lambda: 0.5, clock=lambda: 0.0, **options)  # type: ignore[arg-type]
-
-
-def begin(e: Engine, tool: str = "lookup", request_id: int = 7) -> Call:
-    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}}
-    call = e.begin(json.dumps(body).encode(), {"content-type": "application/json"}, {})
-    assert call is not None
-    return call
-
-
-def answer(request_id: object) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"content": []}}).encode()
+from tests.core.drive import (
+    JSON,
+    REQUEST,
+    SSE,
+    URL,
+    answer,
+    begin,
+    engine,
+    handed_on,
+    request,
+    sent_message,
+)
 
 
 def test_a_503_then_a_200_is_sleep_send_read_hand_on() -> None:
@@ -143,58 +130,7 @@ def test_a_finished_stream_ends_without_a_command_to_send() -> None:
     assert call.ref.current.outcome == Outcome.TOOL_SUCCESS
 
 
-def test_hooks_hear_nothing_until_the_shell_publishes() -> None:
-    heard: list[str] = []
-
-    class Ear:
-        def on_attempt(self, record: object, attempt: object) -> None:
-            heard.append("attempt")
-
-        def on_call(self, record: object) -> None:
-            heard.append("call")
-
-    call = begin(engine(hooks=[Ear()]))
-    call.start()
-    call.headed(Head(503))
-    call.received(b"")
-    assert heard == []  # the decision told no one
-    call.publish()
-    assert heard == ["attempt"]
-    resend = call.slept()
-    assert isinstance(resend, Send) and resend.content is not None
-    call.headed(JSON)
-    call.received(answer(json.loads(resend.content)["id"]))
-    call.publish()
-    assert heard == ["attempt", "attempt", "call"]
-
-
 # -- each sequence of a call, driven event by event: the commands it answers, exactly ------
-
-URL = "http://127.0.0.1:1/mcp"
-REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "lookup"}}
-
-
-class Clock:
-    """The engine's clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def request(tool: str = "lookup", request_id: int = 7) -> bytes:
-    return json.dumps({**REQUEST, "id": request_id, "params": {"name": tool}}).encode()
-
-
-def sent_message(command: object) -> dict[str, object]:
-    """The JSON-RPC message a ``Send`` carries (its content, not the caller's body)."""
-    assert type(command) is Send and command.content is not None
-    message = json.loads(command.content)
-    assert isinstance(message, dict)
-    return message
-
 
 def test_a_success_is_send_read_hand_on_the_body_as_read() -> None:
     e = engine()
@@ -226,7 +162,7 @@ def test_a_retry_after_503_sleeps_the_backoff_and_resends_under_a_fresh_id() -> 
     assert call.wire_id == message["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
     handed = call.received(answer(message["id"]))
-    assert handed == HandOn(answer(7).replace(b" ", b""))  # the caller's id restored
+    assert handed == HandOn(handed_on())  # the caller's id restored
     decisions = [a.decision for a in call.ref.current.attempts]
     assert decisions == [
         Decision(Action.RETRY, Reason.RETRYABLE_STATUS, 0.2),
@@ -281,104 +217,7 @@ def test_a_failure_of_a_read_call_is_retried_before_anything_is_contained() -> N
     resend = call.slept()
     wire_id = sent_message(resend)["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
-    assert call.received(answer(wire_id)) == HandOn(answer(7).replace(b" ", b""))
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
-
-
-def opened_session(e: Engine, session: str = "s-1") -> None:
-    """Tell the engine the session ``session`` was opened by INITIALIZE, as a shell does
-    when the client's own initialize is answered."""
-    e.sessions.opened(session, Handshake(INITIALIZE, "2025-11-25"))
-
-
-def initialized(request_id: object, version: str = "2025-11-25") -> bytes:
-    result = {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "s"}}
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
-
-
-def test_a_lost_session_is_renewed_under_the_lock_then_the_call_is_resent_in_it() -> None:
-    e = engine()
-    opened_session(e)
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
-    assert call is not None
-    assert call.start() == Send(None, AttemptKind.POST, ())
-    assert call.headed(Head(404, "application/json")) == Read(e.max_event_bytes)
-    assert call.received(b"") == Lock()
-    # Under the lock: the client's initialize, replayed under a fresh id, outside a session.
-    initialize = call.locked()
-    replayed = sent_message(initialize)
-    assert replayed == {**INITIALIZE, "id": replayed["id"]}
-    assert replayed["id"] != 0
-    assert type(initialize) is Send and initialize.kind is AttemptKind.REINITIALISE
-    assert ("mcp-session-id", None) in initialize.headers
-    assert call.headed(Head(200, "application/json", session_id="s-2")) == Read(
-        e.max_event_bytes
-    )
-    notified = call.received(initialized(replayed["id"]))
-    assert sent_message(notified) == {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert type(notified) is Send and notified.kind is AttemptKind.REINITIALISE
-    assert ("mcp-session-id", "s-2") in notified.headers
-    assert ("mcp-protocol-version", "2025-11-25") in notified.headers
-    assert call.headed(Head(202)) == Read(e.max_event_bytes)
-    unlock = call.received(b"")
-    # The lock goes back, and the call goes again in the new session, under a fresh id.
-    assert type(unlock) is Unlock
-    resend = unlock.then
-    message = sent_message(resend)
-    assert message == {**REQUEST, "id": message["id"]} and message["id"] != replayed["id"]
-    assert resend == Send(resend.content, AttemptKind.POST, (("mcp-session-id", "s-2"),))
-    assert e.sessions.replacement("s-1") == "s-2"
-    assert call.headed(JSON) == Read(e.max_event_bytes)
-    assert call.received(answer(message["id"])) == HandOn(answer(7).replace(b" ", b""))
-    record = call.ref.current
-    assert [(a.kind, a.status, a.decision.reason) for a in record.attempts] == [  # type: ignore[union-attr]
-        (AttemptKind.POST, 404, Reason.SESSION_LOST),
-        (AttemptKind.REINITIALISE, 200, Reason.SESSION_REINITIALISED),
-        (AttemptKind.POST, 200, Reason.SUCCESS),
-    ]
-
-
-def test_a_second_call_that_lost_the_session_resends_in_the_one_renewed_meanwhile() -> None:
-    e = engine()
-    opened_session(e)
-    e.sessions.renewed("s-1", "s-2")  # another call renewed it while this one waited
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
-    assert call is not None
-    call.start()
-    call.headed(Head(404, "application/json"))
-    assert call.received(b"") == Lock()
-    unlock = call.locked()
-    assert type(unlock) is Unlock
-    assert unlock.then == Send(unlock.then.content, AttemptKind.POST, (("mcp-session-id", "s-2"),))  # type: ignore[union-attr]
-
-
-def test_a_failed_renewal_unlocks_and_replies_with_the_404_as_the_server_sent_it() -> None:
-    e = engine()
-    opened_session(e)
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
-    assert call is not None
-    call.start()
-    call.headed(Head(404, "application/json"))
-    assert call.received(b'{"lost": true}') == Lock()
-    call.locked()
-    call.headed(Head(500, "text/plain"))
-    assert call.received(b"down") == Unlock(Reply(404, "application/json", b'{"lost": true}'))
-    assert call.done
-    assert e.sessions.failures("s-1") == 1
-    assert call.ref.current.attempts[-1].decision == Decision(
-        Action.STOP, Reason.REINITIALISE_FAILED
-    )
+    assert call.received(answer(wire_id)) == HandOn(handed_on())
 
 
 def test_the_duplicate_guard_holds_a_repeat_of_an_unsafe_call_that_may_have_run() -> None:

@@ -13,33 +13,17 @@ from mcp_safe_retry.core.hedge import CopyState
 from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, Turn, hedged
 from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.records import RetryOrigin
+from tests.core import drive
+from tests.core.drive import JSON, SSE, URL, Clock, answer, handed_on, request
 
-URL = "http://127.0.0.1:1/mcp"
 POLICY = RetryPolicy(
     tools={"lookup": Idempotency.READ}, jitter="none", hedge_after=0.05, max_hedges=1
 )
-JSON = Head(200, "application/json")
-SSE = Head(200, "text/event-stream")
 SESSION = {"mcp-session-id": "s-1", "mcp-protocol-version": "2025-11-25"}
 
 
-class Clock:
-    """The engine's clock, moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def engine(clock: Clock, policy: RetryPolicy = POLICY, **options: object) -> Engine:
-    return Engine(policy=policy, rand=lambda: 0.5, clock=clock, **options)  # type: ignore[arg-type]
-
-
-def request(tool: str = "lookup", request_id: int = 7) -> bytes:
-    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}}
-    return json.dumps(body).encode()
+    return drive.engine(clock, policy=policy, **options)
 
 
 def race(e: Engine, headers: dict[str, str] | None = None, tool: str = "lookup") -> Hedging:
@@ -49,15 +33,6 @@ def race(e: Engine, headers: dict[str, str] | None = None, tool: str = "lookup")
     hedging = hedged(e, call, URL, headers)
     assert hedging is not None
     return hedging
-
-
-def answer(request_id: object) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"content": []}}).encode()
-
-
-def caller_answer() -> bytes:
-    """The answer as handed on under the caller's id (re-encoded compactly)."""
-    return json.dumps(json.loads(answer(7)), separators=(",", ":")).encode()
 
 
 def launched_id(launch: object) -> object:
@@ -113,7 +88,7 @@ def test_the_hedge_wins_the_first_copy_is_cancelled_the_answer_goes_on_under_the
     assert h.headed(2, JSON) == Read(e.max_event_bytes)
     turn = h.received(2, JSON, answer(wire_id))
     # In a 2025 session the loser is cancelled with notifications/cancelled for its id.
-    assert turn == Turn((Loser(1, 7, True),), HandOn(caller_answer()))
+    assert turn == Turn((Loser(1, 7, True),), HandOn(handed_on()))
     assert h.race is not None and h.race.winner == 2
     assert [c.state for c in h.race.copies] == [CopyState.LOST, CopyState.WON]
     call = h.call
@@ -165,7 +140,7 @@ def test_a_copy_that_fails_transiently_waits_for_the_other() -> None:
     h.headed(1, Head(503))
     assert h.received(1, Head(503), b"") == Turn()  # the hedge may still answer
     h.headed(2, JSON)
-    assert h.received(2, JSON, answer(wire_id)) == Turn((), HandOn(caller_answer()))
+    assert h.received(2, JSON, answer(wire_id)) == Turn((), HandOn(handed_on()))
     assert fates(h.call) == [
         (1, AttemptKind.POST, "failed", None),
         (2, AttemptKind.HEDGE, "won", Reason.SUCCESS),
@@ -188,7 +163,7 @@ def test_every_copy_failed_the_call_s_retry_is_one_more_copy_after_its_backoff()
     retry_id = launched_id(retry.then)
     assert retry_id not in (7, hedge_id)
     h.headed(3, JSON)
-    assert h.received(3, JSON, answer(retry_id)) == Turn((), HandOn(caller_answer()))
+    assert h.received(3, JSON, answer(retry_id)) == Turn((), HandOn(handed_on()))
     assert [k for _, k, _, _ in fates(h.call)] == [
         AttemptKind.POST,
         AttemptKind.HEDGE,

@@ -1,0 +1,64 @@
+"""Per-transport state (core/engine.py): fresh ids, server keys, renewed sessions, the calls
+a resuming GET finds, and what a budget or breaker of the shell's own is asked through."""
+
+from __future__ import annotations
+
+from mcp_safe_retry import CircuitBreaker, RetryBudget
+from mcp_safe_retry.core.commands import Consult, Read
+from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.servers import server_key
+from tests.core.drive import begin, engine
+
+
+def test_fresh_ids_are_never_repeated_and_never_shared_between_engines() -> None:
+    a, b = engine(), engine()
+    ids = [a.fresh_id() for _ in range(100)]
+    assert len(set(ids)) == 100
+    assert all(i.startswith("mcp-safe-retry-") for i in ids)
+    assert not set(ids) & {b.fresh_id() for _ in range(100)}
+
+
+def test_a_server_key_is_remembered_per_url_within_a_bound() -> None:
+    e = engine()
+    assert e.server_key("http://H:80/mcp?x=1") == server_key("http://H:80/mcp?x=1")
+    for n in range(1100):
+        assert e.server_key(f"http://h/{n}") == f"http://h/{n}"
+    assert len(e._keys) <= 1024  # a transport sent to many URLs starts over
+
+
+def test_a_renewed_session_is_what_requests_go_out_with() -> None:
+    e = engine()
+    assert e.renewed(None) is None and e.renewed("s-1") is None
+    e.sessions.renewed("s-1", "s-2")
+    assert e.renewed("s-1") == "s-2"
+
+
+def test_a_resuming_get_finds_its_call_once_and_only_the_newest_256_are_kept() -> None:
+    e = engine()
+    calls = [begin(e, request_id=n) for n in range(300)]
+    for n, call in enumerate(calls):
+        e.await_resumption(f"event-{n}", call)
+    assert e.resumed(None) is None and e.resumed("") is None
+    assert e.resumed("event-0") is None  # dropped: older than the newest 256
+    found = e.resumed("event-299")
+    assert found is calls[299]
+    assert e.resumed("event-299") is None  # found once
+
+
+def test_a_budget_or_breaker_of_this_process_is_asked_inline_any_other_through_the_shell() -> (
+    None
+):
+    class Shared(RetryBudget):
+        pass
+
+    class Asked(CircuitBreaker):
+        pass
+
+    plain = Engine()
+    assert plain.consult is None and not plain.breaker_inline
+    inline = Engine(breaker=CircuitBreaker())
+    assert inline.consult is None and inline.breaker_inline
+    budget = Shared()
+    shell = Engine(budget=budget, breaker=Asked())
+    assert shell.consult == Consult(budget) and not shell.breaker_inline
+    assert shell.read == Read(shell.max_event_bytes)
