@@ -37,7 +37,7 @@ from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 from tests.fleet_support import BreakerFleet
 from tests.helpers import Script, ok_result, status_reply, tool_call
 from tests.redis_support import RedisServer
-from tests.shells.test_race import URL, inner_of, ok, unavailable
+from tests.shells.test_race_httpx_async import URL, inner_of, ok, unavailable
 
 READ = RetryPolicy(tools={"lookup": "read"})
 FRESH_ID = "mcp-safe-retry-"  # the prefix of the id a retry is sent under

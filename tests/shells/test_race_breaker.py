@@ -22,7 +22,7 @@ from mcp_safe_retry.httpx2 import CircuitOpenError as CircuitOpenError2
 from mcp_safe_retry.redis import RedisBudget
 from tests.helpers import tool_call
 from tests.redis_support import RedisServer
-from tests.shells.test_race import (
+from tests.shells.test_race_httpx_async import (
     LIBRARIES,
     READ,
     RETRYING,
