@@ -34,6 +34,8 @@ from mcp_safe_retry.core.stream import StreamTracker
 
 URL = "http://mcp.test/mcp"
 _WIRE = re.compile(r"mcp-(?:safe-)?retry-[0-9a-f]{8}-")
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+_STARTED = re.compile(r'"startedAt":[0-9.e+]+')
 _TIMES = {"startedAt", "durationMs", "elapsedMs", "delay"}
 
 
@@ -42,10 +44,11 @@ def _norm(value: Any) -> Any:
         return {k: _norm(v) for k, v in value.items() if k not in _TIMES}
     if isinstance(value, list | tuple):
         return [_norm(v) for v in value]
-    if isinstance(value, bytes):
-        return _WIRE.sub("mcp-safe-retry-X-", value.decode("utf-8", "backslashreplace"))
+    if isinstance(value, bytes):  # wall-clock times in a contained answer's text vary
+        text = _WIRE.sub("mcp-safe-retry-X-", value.decode("utf-8", "backslashreplace"))
+        return _STARTED.sub('"startedAt":0', _STAMP.sub("TIME", text))
     if isinstance(value, str):
-        return _WIRE.sub("mcp-safe-retry-X-", value)
+        return _STAMP.sub("TIME", _WIRE.sub("mcp-safe-retry-X-", value))
     return value
 
 
@@ -78,6 +81,8 @@ class Scripted(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self.seen.append(
             {"headers": [list(h) for h in request.headers.raw], "body": request.read()}
         )
+        if not self.script:
+            raise httpx.ConnectError("nothing more scripted")
         step = self.script.pop(0)
         if isinstance(step, Exception):
             raise step
@@ -383,7 +388,7 @@ def _fix_wire(script: list[Any], transport: Scripted) -> None:
             wire = json.loads(body).get("id")
         except (ValueError, AttributeError):
             wire = None
-        step = transport.script[0]
+        step = transport.script[0] if transport.script else None
         if isinstance(step, tuple) and step[0] != "pre" and wire is not None:
             transport.script[0] = (
                 step[0],
@@ -407,6 +412,10 @@ def _observe(
     if response is not None:
         out["status"] = response.status_code
         out["headers"] = [list(h) for h in response.headers.raw]
+        if b'"startedAt"' in response.content:  # its length varies with the time in it
+            out["headers"] = [
+                [k, b"N" if k.lower() == b"content-length" else v] for k, v in out["headers"]
+            ]
         out["content"] = response.content
         out["num_bytes_downloaded"] = response.num_bytes_downloaded
         record = mcp_safe_retry.get_record(response)
@@ -446,7 +455,171 @@ def scripted() -> dict[str, Any]:
 
                 response, error = asyncio.run(_send_async(t, method, body, headers))
             results[f"{mode}: {name}"] = _norm({**_observe(response, error, t), "sent": inner.seen})
+    results.update(sequences())
     return results
+
+
+class _Budget(mcp_safe_retry.RetryBudget):
+    """A subclass: the shells must treat it as the budget it is."""
+
+
+def _sequences() -> list[
+    tuple[str, list[tuple[str, bytes, dict[str, str]]], list[Any], dict[str, Any]]
+]:
+    """Several requests through one transport: what one call leaves for the next."""
+    call = _req("tools/call", **TOOL)
+    init = _req(
+        "initialize", protocolVersion="2025-06-18", clientInfo={"name": "c", "version": "1"}
+    )
+    init_ok = b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}'
+    with_id = b'id: e-1\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\n'
+    read_policy = {"tools": {"lookup": "read"}, "initial_backoff": 0.0, "max_retries": 1}
+    session = {"mcp-session-id": "s-1"}
+    return [
+        (
+            "duplicate held",
+            [("POST", call, {}), ("POST", call, {})],
+            [(200, JSON_H, [_ok()[:5], httpx.ReadError("cut")]), (200, JSON_H, [_ok()])],
+            {"contain": True},
+        ),
+        (
+            "duplicate labelled",
+            [("POST", call, {}), ("POST", call, {})],
+            [httpx.ReadTimeout("slow"), (200, JSON_H, [_ok()])],
+            {"policy": {"duplicate_guard": "label"}},
+        ),
+        (
+            "duplicate after a refusal",
+            [("POST", call, {}), ("POST", call, {})],
+            [httpx.ConnectError("refused"), (200, JSON_H, [_ok()])],
+            {},
+        ),
+        (
+            "redirect hop",
+            [("POST", call, {}), ("POST", call, {})],
+            [(307, [("location", URL + "/2")], [b""]), (200, JSON_H, [_ok()])],
+            {"contain": True},
+        ),
+        (
+            "delete then 404",
+            [("POST", init, {}), ("DELETE", b"", session), ("POST", call, session)],
+            [
+                (200, [*JSON_H, ("mcp-session-id", "s-1")], [init_ok]),
+                (200, [], [b""]),
+                (404, [], [b""]),
+            ],
+            {"contain": True},
+        ),
+        (
+            "session 404 renewed",
+            [("POST", init, {}), ("POST", call, session)],
+            [(200, [*JSON_H, ("mcp-session-id", "s-1")], [init_ok]), (404, [], [b""])],
+            {"contain": True},
+        ),
+        (
+            "resumable stream not contained",
+            [("POST", call, {})],
+            [(200, SSE_H, [with_id, httpx.ReadError("cut")])],
+            {"contain": True},
+        ),
+        (
+            "stream without ids contained",
+            [("POST", call, {})],
+            [(200, SSE_H, [with_id.replace(b"id: e-1\n", b""), httpx.ReadError("cut")])],
+            {"contain": True},
+        ),
+        (
+            "discover and initialize not contained",
+            [("POST", _req("server/discover"), {}), ("POST", init, {}), ("POST", call, {})],
+            [httpx.ConnectError("a"), httpx.ConnectError("b"), httpx.ConnectError("c")],
+            {"contain": True},
+        ),
+        (
+            "final 503 contained",
+            [("POST", call, {}), ("POST", _req("ping"), {})],
+            [(503, [], [b"busy"]), (503, [], [b"busy"]), (503, [], [b"busy"])],
+            {"contain": True, "policy": read_policy},
+        ),
+        (
+            "breaker ratio of calls",
+            [("POST", call, {})] * 4,
+            [(500, [], [b""])] * 4 + [(200, JSON_H, [_ok()])] * 4,
+            {
+                "policy": read_policy,
+                "breaker": {"failure_threshold": 100, "failure_ratio": 0.5, "min_calls": 2},
+                "contain": True,
+            },
+        ),
+        (
+            "budget refund when the breaker holds a retry",
+            [("POST", call, {}), ("POST", call, {})],
+            [(500, [], [b""]), (200, JSON_H, [_ok()])],
+            {
+                "policy": read_policy,
+                "breaker": {"failure_threshold": 1, "min_calls": 100},
+                "budget": 2.0,
+            },
+        ),
+        (
+            "budget subclass spent",
+            [("POST", call, {})] * 3,
+            [(500, [], [b""])] * 6,
+            {"policy": read_policy, "budget": 1.0, "subclass": True},
+        ),
+    ]
+
+
+def sequences() -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for name, requests, script, opts in _sequences():
+        for mode in ("sync", "async"):
+            inner = Scripted(script)
+            _fix_wire(script, inner)
+            kwargs: dict[str, Any] = {"contain_failures": opts.get("contain", False)}
+            if "policy" in opts:
+                kwargs["policy"] = mcp_safe_retry.RetryPolicy(**opts["policy"])
+            if "breaker" in opts:
+                kwargs["breaker"] = mcp_safe_retry.CircuitBreaker(
+                    clock=lambda: 0.0, **opts["breaker"]
+                )
+            if "budget" in opts:
+                kind = _Budget if opts.get("subclass") else mcp_safe_retry.RetryBudget
+                kwargs["budget"] = kind(burst=opts["budget"])
+            observed: list[Any] = []
+            if mode == "sync":
+                t: Any = RetryTransport(inner, sleep=lambda _: None, **kwargs)
+                with httpx.Client(transport=t) as client:
+                    for method, body, headers in requests:
+                        try:
+                            response = client.request(
+                                method, URL, content=body, headers={**JSON_CT, **headers}
+                            )
+                            observed.append(_observe(response, None, t))
+                        except httpx.HTTPError as exc:
+                            observed.append(_observe(None, exc, t))
+            else:
+
+                async def no_sleep(_: float) -> None:
+                    return None
+
+                t = AsyncRetryTransport(inner, sleep=no_sleep, **kwargs)
+
+                async def run_all(
+                    t: Any = t, requests: Any = requests, observed: Any = observed
+                ) -> None:
+                    for method, body, headers in requests:
+                        response, error = await _send_async(t, method, body, {**JSON_CT, **headers})
+                        observed.append(_observe(response, error, t))
+
+                asyncio.run(run_all())
+            end = {"budget": repr(kwargs.get("budget")), "left": len(inner.script)}
+            results[f"{mode}: seq {name}"] = _norm(
+                {"steps": observed, "sent": inner.seen, "end": end}
+            )
+    return results
+
+
+JSON_CT = {"content-type": "application/json"}
 
 
 async def _send_async(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import gc
+import random
+import time
 import tracemalloc
 from typing import Any
 
 import httpx
 
 import mcp_safe_retry
-from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.call import begin
 from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
 
 from ._mock import PrebuiltTransport
 from ._payloads import REQUEST, SSE_HEADERS, lazy_sse_chunks
@@ -47,7 +50,9 @@ def _rss() -> int:
 def history_growth(calls: int, checkpoints: int = 4) -> dict[str, Any]:
     """Drive the engine ``calls`` times, each call with new arguments and one in ten failing
     (so the re-send detector fills up too), and watch the History, detector and RSS."""
-    engine = Engine()
+    engine = Engine(
+        clock=time.monotonic, wall_clock=time.time, rand=random.random, id_prefix="0a1b2c3d"
+    )
     ok_head = Head(200, "application/json")
     bad_head = Head(500, None)
     ok_body = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}'
@@ -56,7 +61,7 @@ def history_growth(calls: int, checkpoints: int = 4) -> dict[str, Any]:
     step = max(1, calls // checkpoints)
     gc.collect()
     for i in range(1, calls + 1):
-        call = engine.begin(REQUEST.replace(b'"limit":10', b'"limit":%d' % i), headers, {})
+        call = begin(engine, REQUEST.replace(b'"limit":10', b'"limit":%d' % i), headers, {})
         assert call is not None
         call.start()
         if i % 10:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 from mcp_safe_retry import Idempotency, RetryPolicy
-from mcp_safe_retry.core.call import Call, Head
+from mcp_safe_retry.core.call import Call
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import Send
 from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.session import Handshake
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
@@ -16,6 +18,7 @@ JSON = Head(200, "application/json")
 SSE = Head(200, "text/event-stream")
 URL = "http://127.0.0.1:1/mcp"
 REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "lookup"}}
+WALL_CLOCK = 1_790_000_000.0  # Unix time, fixed
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 0,
@@ -41,6 +44,8 @@ class Clock:
 def engine(clock: Clock | None = None, **options: object) -> Engine:
     """An engine whose clock stands still (or is ``clock``) and whose jitter is none."""
     options.setdefault("policy", POLICY)
+    options.setdefault("wall_clock", lambda: WALL_CLOCK)
+    options.setdefault("id_prefix", "0a1b2c3d")
     return Engine(rand=lambda: 0.5, clock=clock or (lambda: 0.0), **options)  # type: ignore[arg-type]
 
 
@@ -51,7 +56,7 @@ def request(tool: str = "lookup", request_id: int = 7) -> bytes:
 
 def begin(e: Engine, tool: str = "lookup", request_id: int = 7) -> Call:
     """The call of a ``tools/call`` POSTed to ``URL``."""
-    call = e.begin(request(tool, request_id), {"content-type": "application/json"}, {}, URL)
+    call = begin_call(e, request(tool, request_id), {"content-type": "application/json"}, {}, URL)
     assert call is not None
     return call
 

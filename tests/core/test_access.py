@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 from mcp_safe_retry import Idempotency, Outcome, RetryPolicy, get_record
-from mcp_safe_retry.core.call import Head
-from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.call import begin as begin_call
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.kinds import ErrorKind
 from mcp_safe_retry.core.ledger import RECORD_EXTENSION
+from tests.core.drive import engine
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")
 REQUEST = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "charge"}}
@@ -23,8 +24,8 @@ class Answer:
 
 
 def test_the_record_of_a_response_is_read_from_its_extensions_as_it_stands_now() -> None:
-    engine = Engine(policy=POLICY, rand=lambda: 0.5, clock=lambda: 0.0)
-    call = engine.begin(json.dumps(REQUEST).encode(), {}, {})
+    e = engine(policy=POLICY)
+    call = begin_call(e, json.dumps(REQUEST).encode(), {}, {})
     assert call is not None
     answer = Answer({RECORD_EXTENSION: call.ref})
     call.start()
@@ -37,8 +38,8 @@ def test_the_record_of_a_response_is_read_from_its_extensions_as_it_stands_now()
 
 
 def test_the_record_of_the_exception_that_ended_a_call_is_attached_to_it() -> None:
-    engine = Engine(policy=POLICY, rand=lambda: 0.5, clock=lambda: 0.0)
-    call = engine.begin(json.dumps(REQUEST).encode(), {}, {})
+    e = engine(policy=POLICY)
+    call = begin_call(e, json.dumps(REQUEST).encode(), {}, {})
     assert call is not None
     call.start()
     error = ConnectionResetError("reset")

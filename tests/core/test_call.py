@@ -16,7 +16,7 @@ from mcp_safe_retry import (
     Reason,
     RetryBudget,
 )
-from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
     Admit,
     Break,
@@ -31,6 +31,7 @@ from mcp_safe_retry.core.commands import (
     Sleep,
     Stream,
 )
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.sse import encode_event
 from tests.core.drive import (
@@ -222,12 +223,12 @@ def test_a_failure_of_a_read_call_is_retried_before_anything_is_contained() -> N
 
 def test_the_duplicate_guard_holds_a_repeat_of_an_unsafe_call_that_may_have_run() -> None:
     e = engine()
-    first = e.begin(request("charge"), {}, {}, URL)
+    first = begin_call(e, request("charge"), {}, {}, URL)
     assert first is not None
     assert first.start() == Send(None, AttemptKind.POST, ())
     error = ConnectionResetError("reset")
     assert first.failed(error, ErrorKind.READ, "reset") == Raise(error)  # it may have run
-    again = e.begin(request("charge", request_id=8), {}, {}, URL)
+    again = begin_call(e, request("charge", request_id=8), {}, {}, URL)
     assert again is not None
     command = again.start()
     assert type(command) is Refuse
@@ -242,24 +243,27 @@ def test_the_duplicate_guard_holds_a_repeat_of_an_unsafe_call_that_may_have_run(
 
 def test_an_answered_unsafe_call_leaves_nothing_for_the_guard_to_hold() -> None:
     e = engine()
-    first = e.begin(request("charge"), {}, {}, URL)
+    first = begin_call(e, request("charge"), {}, {}, URL)
     assert first is not None
     first.start()
     first.headed(JSON)
     assert first.received(answer(7)) == HandOn(None)
-    again = e.begin(request("charge", request_id=8), {}, {}, URL)
+    again = begin_call(e, request("charge", request_id=8), {}, {}, URL)
     assert again is not None
     assert again.start() == Send(None, AttemptKind.POST, ())
 
 
 class Asked(CircuitBreaker):
-    """A breaker of a class of its own: the call asks it through the shell (``Admit``)."""
+    """A breaker that says it does not answer inline (as a shared one): the call asks it
+    through the shell (``Admit``)."""
+
+    answers_inline = False
 
 
 def test_a_breaker_of_the_shell_s_is_asked_before_the_post_and_its_no_refuses() -> None:
     breaker = Asked()
     e = engine(breaker=breaker)
-    call = e.begin(request(), {}, {}, URL)
+    call = begin_call(e, request(), {}, {}, URL)
     assert call is not None
     key = e.server_key(URL)
     assert call.start() == Admit(breaker, key)
@@ -273,7 +277,7 @@ def test_a_breaker_of_the_shell_s_is_asked_before_the_post_and_its_no_refuses() 
 def test_a_breaker_s_yes_sends_and_a_retry_asks_it_again() -> None:
     breaker = Asked()
     e = engine(breaker=breaker)
-    call = e.begin(request(), {}, {}, URL)
+    call = begin_call(e, request(), {}, {}, URL)
     assert call is not None
     admit = Admit(breaker, e.server_key(URL))
     assert call.start() == admit
@@ -290,7 +294,7 @@ def test_an_open_breaker_of_this_process_refuses_at_start_without_a_command_to_a
     key = e.server_key(URL)
     assert breaker.allow(key)
     breaker.record(key, failed=True)
-    call = e.begin(request(), {}, {}, URL)
+    call = begin_call(e, request(), {}, {}, URL)
     assert call is not None
     command = call.start()
     assert type(command) is Refuse and command.outcome is Outcome.CIRCUIT_OPEN
@@ -298,7 +302,10 @@ def test_an_open_breaker_of_this_process_refuses_at_start_without_a_command_to_a
 
 
 class Shared(RetryBudget):
-    """A budget of a class of its own: the call asks it through the shell (``Consult``)."""
+    """A budget that says it does not answer inline (as a shared one): the call asks it
+    through the shell (``Consult``)."""
+
+    answers_inline = False
 
 
 def test_a_shared_budget_is_consulted_before_a_retry_and_its_no_ends_the_call() -> None:

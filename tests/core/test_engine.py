@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from mcp_safe_retry import CircuitBreaker, RetryBudget
 from mcp_safe_retry.core.commands import Consult, Read
-from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.servers import server_key
 from tests.core.drive import begin, engine
 
 
-def test_fresh_ids_are_never_repeated_and_never_shared_between_engines() -> None:
-    a, b = engine(), engine()
+def test_fresh_ids_are_never_repeated_and_carry_the_prefix_the_shell_gave() -> None:
+    a, b = engine(id_prefix="0a1b2c3d"), engine(id_prefix="4e5f6a7b")
     ids = [a.fresh_id() for _ in range(100)]
     assert len(set(ids)) == 100
-    assert all(i.startswith("mcp-safe-retry-") for i in ids)
+    assert ids[:2] == ["mcp-safe-retry-0a1b2c3d-1", "mcp-safe-retry-0a1b2c3d-2"]
     assert not set(ids) & {b.fresh_id() for _ in range(100)}
 
 
@@ -45,20 +44,20 @@ def test_a_resuming_get_finds_its_call_once_and_only_the_newest_256_are_kept() -
     assert e.resumed("event-299") is None  # found once
 
 
-def test_a_budget_or_breaker_of_this_process_is_asked_inline_any_other_through_the_shell() -> (
+def test_a_budget_or_breaker_that_answers_inline_is_asked_inline_any_other_through_the_shell() -> (
     None
 ):
     class Shared(RetryBudget):
-        pass
+        answers_inline = False
 
     class Asked(CircuitBreaker):
-        pass
+        answers_inline = False
 
-    plain = Engine()
+    plain = engine(policy=None)
     assert plain.consult is None and not plain.breaker_inline
-    inline = Engine(breaker=CircuitBreaker())
+    inline = engine(breaker=CircuitBreaker())
     assert inline.consult is None and inline.breaker_inline
     budget = Shared()
-    shell = Engine(budget=budget, breaker=Asked())
+    shell = engine(budget=budget, breaker=Asked())
     assert shell.consult == Consult(budget) and not shell.breaker_inline
     assert shell.read == Read(shell.max_event_bytes)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 from mcp_safe_retry import Action, Decision, Idempotency, Outcome, Reason, RetryBudget, RetryPolicy
-from mcp_safe_retry.core.call import Call, Head
+from mcp_safe_retry.core.call import Call
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import Consult, HandOn, Read, Refuse, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.hedge import CopyState
 from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, Turn, hedged
 from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
@@ -28,7 +30,7 @@ def engine(clock: Clock, policy: RetryPolicy = POLICY, **options: object) -> Eng
 
 def race(e: Engine, headers: dict[str, str] | None = None, tool: str = "lookup") -> Hedging:
     headers = headers if headers is not None else {}
-    call = e.begin(request(tool), headers, {}, URL)
+    call = begin_call(e, request(tool), headers, {}, URL)
     assert call is not None
     hedging = hedged(e, call, URL, headers)
     assert hedging is not None
@@ -50,11 +52,11 @@ def fates(call: Call) -> list[tuple[int, AttemptKind, str | None, Reason | None]
 def test_only_a_read_call_with_a_hedge_delay_is_raced() -> None:
     clock = Clock()
     e = engine(clock)
-    unsafe = e.begin(request("charge"), {}, {}, URL)
+    unsafe = begin_call(e, request("charge"), {}, {}, URL)
     assert unsafe is not None
     assert hedged(e, unsafe, URL, {}) is None  # an UNSAFE call is never sent twice at once
     plain = engine(clock, RetryPolicy(tools={"lookup": Idempotency.READ}))
-    call = plain.begin(request(), {}, {}, URL)
+    call = begin_call(plain, request(), {}, {}, URL)
     assert call is not None
     assert hedged(plain, call, URL, {}) is None  # hedging off
 
@@ -199,7 +201,9 @@ def test_the_caller_giving_up_cancels_every_copy_the_first_without_a_notificatio
 
 
 class Shared(RetryBudget):
-    """A budget of a class of its own: asked through the shell (``Consult``)."""
+    """A budget that says it does not answer inline: asked through the shell (``Consult``)."""
+
+    answers_inline = False
 
 
 def test_a_hedge_asks_a_shared_budget_first_and_its_no_stops_hedging() -> None:

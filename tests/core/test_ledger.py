@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from mcp_safe_retry.core.call import Head
 from mcp_safe_retry.core.commands import Send
+from mcp_safe_retry.core.events import Head
+from mcp_safe_retry.instrumentation.hooks import publish
 from tests.core.drive import JSON, answer, begin, engine
 
 
@@ -25,11 +26,11 @@ def test_hooks_hear_nothing_until_the_shell_publishes() -> None:
     call.headed(Head(503))
     call.received(b"")
     assert heard == []  # the decision told no one
-    call.publish()
+    publish(call.owed())
     assert heard == ["attempt"]
     resend = call.slept()
     assert isinstance(resend, Send) and resend.content is not None
     call.headed(JSON)
     call.received(answer(json.loads(resend.content)["id"]))
-    call.publish()
+    publish(call.owed())
     assert heard == ["attempt", "attempt", "call"]

@@ -7,7 +7,7 @@ import attrs
 from mcp_safe_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
 from mcp_safe_retry.core.classify import verdict
 from mcp_safe_retry.core.policy import Action, Decision, Reason
-from mcp_safe_retry.core.records import AttemptValues, LazyRecord
+from mcp_safe_retry.core.records import AttemptValues, LazyRecord, RecordValues
 
 
 def test_attempt_values_follow_the_attempt_fields_in_order() -> None:
@@ -19,35 +19,36 @@ def test_lazy_record_builds_the_record_once() -> None:
     ok = verdict(Outcome.TOOL_SUCCESS)
     stop = Decision(Action.STOP, Reason.SUCCESS)
     attempt = AttemptValues(
-        1,
-        RetryOrigin.NONE,
-        7,
-        ok,
-        200,
-        "application/json",
-        None,
-        0.0,
-        None,
-        stop,
-        0.0,
-        0.01,
-        "post",
+        number=1,
+        retry_origin=RetryOrigin.NONE,
+        wire_id=7,
+        classification=ok,
+        status=200,
+        content_type="application/json",
+        error_kind=None,
+        delay=0.0,
+        retry_after=None,
+        decision=stop,
+        elapsed=0.0,
+        duration=0.01,
+        kind="post",
     )
-    values = (
-        "tools/call",
-        "search",
-        7,
-        Idempotency.READ,
-        (attempt,),
-        ok,
-        True,
-        "client@1",
-        "2025-11-25",
-        "s1",
-        None,
-        "d" * 24,
-        1.0,
-        0.01,
+    values = RecordValues(
+        method="tools/call",
+        tool="search",
+        request_id=7,
+        idempotency=Idempotency.READ,
+        attempts=(attempt,),
+        classification=ok,
+        complete=True,
+        client="client@1",
+        protocol_version="2025-11-25",
+        session_id="s1",
+        scenario=None,
+        arguments_digest="d" * 24,
+        started_at=1.0,
+        duration=0.01,
+        duplicate_of=None,
     )
     lazy = LazyRecord(values)
     record = lazy.get()

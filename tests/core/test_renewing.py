@@ -4,8 +4,9 @@ call's events: the lock, the replayed initialize, the re-send in the new session
 from __future__ import annotations
 
 from mcp_safe_retry import Action, Decision, Reason
-from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import HandOn, Lock, Read, Reply, Send, Unlock
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.kinds import AttemptKind
 from tests.core.drive import (
     INITIALIZE,
@@ -25,7 +26,7 @@ from tests.core.drive import (
 def test_a_lost_session_is_renewed_under_the_lock_then_the_call_is_resent_in_it() -> None:
     e = engine()
     opened_session(e)
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
+    call = begin_call(e, request(), {"mcp-session-id": "s-1"}, {}, URL)
     assert call is not None
     assert call.start() == Send(None, AttemptKind.POST, ())
     assert call.headed(Head(404, "application/json")) == Read(e.max_event_bytes)
@@ -66,7 +67,7 @@ def test_a_second_call_that_lost_the_session_resends_in_the_one_renewed_meanwhil
     e = engine()
     opened_session(e)
     e.sessions.renewed("s-1", "s-2")  # another call renewed it while this one waited
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
+    call = begin_call(e, request(), {"mcp-session-id": "s-1"}, {}, URL)
     assert call is not None
     call.start()
     call.headed(Head(404, "application/json"))
@@ -79,7 +80,7 @@ def test_a_second_call_that_lost_the_session_resends_in_the_one_renewed_meanwhil
 def test_a_failed_renewal_unlocks_and_replies_with_the_404_as_the_server_sent_it() -> None:
     e = engine()
     opened_session(e)
-    call = e.begin(request(), {"mcp-session-id": "s-1"}, {}, URL)
+    call = begin_call(e, request(), {"mcp-session-id": "s-1"}, {}, URL)
     assert call is not None
     call.start()
     call.headed(Head(404, "application/json"))

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_safe_retry import Outcome
-from mcp_safe_retry.core.call import Head
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.kinds import AttemptKind
 from mcp_safe_retry.core.session import Handshake, Renewal, Sessions
 

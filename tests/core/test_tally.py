@@ -4,9 +4,9 @@ wait an answer's Retry-After asks for."""
 from __future__ import annotations
 
 from mcp_safe_retry import CircuitBreaker, Outcome, RetryBudget
-from mcp_safe_retry.core.call import Head
 from mcp_safe_retry.core.classify import verdict
 from mcp_safe_retry.core.commands import Admit
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.tally import asked_wait, counted, refund, tally, told
 from tests.core.drive import engine
 

@@ -55,9 +55,13 @@ class Clock:
 class SharedLike(CircuitBreaker):
     """Not this process's own kind of breaker: the shell is asked to consult it."""
 
+    answers_inline = False  # asked through the shell, as a shared one is
+
 
 class AskedBudget(RetryBudget):
     """A budget the shells consult through ``Consult`` (as they would a shared one)."""
+
+    answers_inline = False  # asked through the shell, as a shared one is
 
     def __init__(self, allow: bool) -> None:
         super().__init__()
@@ -375,12 +379,16 @@ def test_a_broken_stream_whose_reissue_is_held_back(
 class Stalled(CircuitBreaker):
     """A breaker (or budget) whose answer never comes: the caller gives up waiting."""
 
+    answers_inline = False  # asked through the shell, as a shared one is
+
     async def allow_async(self, key: str) -> bool:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
 
 class StalledBudget(RetryBudget):
+    answers_inline = False  # asked through the shell, as a shared one is
+
     async def allow_retry_async(self) -> bool:
         await anyio.sleep_forever()
         raise AssertionError("unreachable")

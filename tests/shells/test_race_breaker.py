@@ -45,6 +45,8 @@ class AskedBreaker(CircuitBreaker):
     """Not this process's own kind of breaker (the shell is asked to consult it, as it would
     a RedisCircuitBreaker); it notes how it was asked and what it was told."""
 
+    answers_inline = False  # asked through the shell, as a shared one is
+
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
         self.asks: list[str] = []
@@ -68,6 +70,8 @@ class AskedBreaker(CircuitBreaker):
 class AskedBudget(RetryBudget):
     """A budget the shells consult through ``Consult`` (as they would a shared one); it
     notes how it was asked and what it was told."""
+
+    answers_inline = False  # asked through the shell, as a shared one is
 
     def __init__(self, allow: bool = True) -> None:
         super().__init__()
@@ -175,6 +179,8 @@ async def test_a_shared_budget_is_awaited_for_each_hedge(lib: tuple[Any, Any], a
 
 class StalledBudget(RetryBudget):
     """A shared budget whose answer never comes."""
+
+    answers_inline = False  # asked through the shell, as a shared one is
 
     async def allow_retry_async(self) -> bool:
         await anyio.sleep_forever()

@@ -295,6 +295,8 @@ def test_sync_shells_refuse_hedging(shell: Any) -> None:
 class SharedBreaker(CircuitBreaker):
     """Not this process's own kind of breaker: the shell awaits it (as a Redis one)."""
 
+    answers_inline = False  # asked through the shell, as a shared one is
+
     counted = 0
 
     def record(

@@ -169,6 +169,9 @@ class CircuitBreaker(Live):
         max_servers: circuits kept; the least recently used is forgotten beyond that.
     """
 
+    answers_inline = True
+    """This process's own: it answers at once, so a call asks it itself (never awaited)."""
+
     def __init__(
         self,
         *,

@@ -34,7 +34,7 @@ from typing import Protocol, runtime_checkable
 
 from .live import Live
 
-__all__ = ["EPSILON", "Budget", "GrpcBudget", "RetryBudget"]
+__all__ = ["EPSILON", "Budget", "GrpcBudget", "RetryBudget", "answers_inline"]
 
 EPSILON = 1e-9
 """Slack for sums of fractions: five successes at 0.2 earn a whole retry."""
@@ -44,7 +44,9 @@ EPSILON = 1e-9
 class Budget(Protocol):
     """What the shells need from a budget; ``mcp_safe_retry.redis.RedisBudget`` implements
     the same three methods over shared storage. A budget that also has ``refund()`` gets
-    back the token of a retry or hedge it allowed that was then not sent."""
+    back the token of a retry or hedge it allowed that was then not sent. A budget says
+    itself how it is asked (``answers_inline``, see ``answers_inline()``): True, the call asks
+    it itself; else (and when it does not say) the shell asks it, awaiting it if async."""
 
     def record(self, *, failed: bool) -> None:
         """One attempt ended: ``failed`` when it was a transient failure. Never blocks."""
@@ -75,6 +77,9 @@ class RetryBudget(Live):
         per_success: retries earned back by each attempt that reached a working server
             (0.2: one retry per five successes).
     """
+
+    answers_inline = True
+    """This process's own: it answers at once, so a call asks it itself (never awaited)."""
 
     def __init__(self, burst: float = 100.0, per_success: float = 0.2) -> None:
         self.burst = _positive("burst", burst)
@@ -136,6 +141,9 @@ class GrpcBudget(Live):
         token_ratio: tokens given back by a healthy attempt (gRPC's example uses 0.1).
     """
 
+    answers_inline = True
+    """This process's own: it answers at once, so a call asks it itself (never awaited)."""
+
     def __init__(self, max_tokens: float = 10.0, token_ratio: float = 0.1) -> None:
         self.max_tokens = _positive("max_tokens", max_tokens)
         self.token_ratio = _positive("token_ratio", token_ratio)
@@ -172,3 +180,9 @@ class GrpcBudget(Live):
 
     def _recipe(self) -> functools.partial[GrpcBudget]:
         return functools.partial(GrpcBudget, self.max_tokens, self.token_ratio)
+
+
+def answers_inline(budget_or_breaker: object) -> bool:
+    """Whether a budget or a breaker answers at once (its ``answers_inline`` says so), so a
+    call asks it itself; one that does not say is asked by the shell, as a shared one."""
+    return getattr(budget_or_breaker, "answers_inline", False) is True

@@ -11,7 +11,7 @@ HTTP library.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .breaker import circuit_open
@@ -45,7 +45,9 @@ from .contain import (
     contains_http_error,
     server_error,
 )
-from .guard import Verdict, held
+from .duplicate import Verdict
+from .events import Head, streams
+from .guard import held
 from .hedge import Copy, CopyKind, CopyState
 from .jsonrpc import (
     JSON,
@@ -55,11 +57,12 @@ from .jsonrpc import (
     dumps,
     is_exact,
     loads,
+    parse_request,
     with_id,
 )
 from .kinds import AttemptKind, ErrorKind
 from .ledger import Ledger, attempt_number
-from .observed import LEARNED_METHODS, client_info
+from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .policy import (
     Action,
@@ -72,13 +75,14 @@ from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
 from .sse import encode_event
+from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait, counted, refund, told
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .context import CallContext
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "Head", "streams"]
+__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "begin"]
 
 IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
 """A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
@@ -93,29 +97,56 @@ _DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
 _ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
 _ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (its event replayed) once the budget has answered."""
+the attempt is settled again (from its ``_PendingRetry``) once the budget has answered."""
+
+
+class _Settle(NamedTuple):
+    """How one attempt ended, as ``Call._settle`` weighs it."""
+
+    classification: Classification
+    head: Head | None
+    error_kind: str | None = None
+    retry_after: float | None = None
+    message: JSON = None
+    resumable: bool = False
+
+
+class _AfterRead(NamedTuple):
+    """What an answer read whole leaves for after its attempt is settled."""
+
+    head: Head
+    body: bytes
+    message: JSON
+    source: bytes | None
+    resuming: bool
+
+
+class _AfterFailure(NamedTuple):
+    """What a network failure leaves for after its attempt is settled."""
+
+    error: BaseException
+    kind: ErrorKind
+    resuming: bool
+
+
+class _AfterStream(NamedTuple):
+    """What an ended SSE answer leaves for after its attempt is settled."""
+
+    tracker: StreamTracker
+    error: BaseException | None
+    resume_from: str | None  # the event id a client's GET may resume it from
+
+
+class _PendingRetry(NamedTuple):
+    """A retry planned while a budget of the shell's is asked: the attempt to settle with
+    its answer, and what follows."""
+
+    settle: _Settle
+    then: _AfterRead | _AfterFailure | _AfterStream
+
+
 _HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
-
-
-class Head(NamedTuple):
-    """The parts of a response head the call reads (a tuple: one is made per response)."""
-
-    status: int
-    content_type: str | None = None
-    retry_after: str | None = None
-    session_id: str | None = None
-    encoded: bool = False  # a Content-Encoding: the body read is decoded, not as sent
-    sized: bool = False  # a Content-Length, which an SSE answer handed on may not keep
-
-
-def streams(head: Head, facts: RequestFacts) -> bool:
-    """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
-    return (
-        200 <= head.status < 300
-        and not facts.is_notification
-        and media_type(head.content_type)[0] == "text/event-stream"
-    )
 
 
 class Call(Renewing, Ledger):
@@ -133,7 +164,7 @@ class Call(Renewing, Ledger):
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _replay: Callable[[], Command] | None = None  # the event to settle again, budget asked
+    _planned: _PendingRetry | None = None  # the attempt to settle once the budget answers
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
     _spent = False  # the budget gave a token for the retry planned, not sent yet
@@ -143,10 +174,15 @@ class Call(Renewing, Ledger):
     _copy_number = 0
     _hedges = 0
     _kind = _POSTED
+    _state = CallState.NEW  # what the call awaits (core/state.py)
+    # A caller's notifications/cancelled for a hedged call that races: what gives the race
+    # up, for the shell to call before it sends the notification on.
+    gives_up: GiveUp | None = None
+    _busy = False
 
     def __init__(
         self,
-        engine: Engine,
+        engine: CallContext,
         facts: RequestFacts,
         headers: Mapping[str, str],
         extensions: Mapping[str, Any],
@@ -170,6 +206,7 @@ class Call(Renewing, Ledger):
         self._wire_id: RequestId | None = facts.id
         if facts.method == "notifications/cancelled":
             self._content = observed.remap_cancellation(facts, self._session)
+            self.gives_up = observed.race_cancelled(facts, self._session)
         origin = marked_origin(extensions)
         if origin is None:
             is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
@@ -188,6 +225,7 @@ class Call(Renewing, Ledger):
 
     # -- events in, commands out -----------------------------------------------------------
 
+    @event(Event.START)
     def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
@@ -197,17 +235,18 @@ class Call(Renewing, Ledger):
             return self._refuse(_DUPLICATE, held(duplicate, target(self.ref.current)))
         return self._go()
 
+    @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
         return self._go()
 
+    @event(Event.ADMITTED)
     def admitted(self, allowed: bool) -> Command:
         """The breaker's answer to an ``Admit``: send, or end the call unsent."""
         if allowed:
             return self._send()
         self._give_back()  # a retry held back: its budget token goes back
-        admit = self._admit
-        assert admit is not None  # an Admit was asked
+        admit = expect(self._admit, "Admit asked")
         retry_in = getattr(admit.breaker, "retry_in", None)
         return self._refuse(
             _HELD_BACK, circuit_open(admit.key, retry_in(admit.key) if retry_in else None)
@@ -233,10 +272,12 @@ class Call(Renewing, Ledger):
             return Refuse(classification.detail or str(outcome), outcome)
         return EndStream(contained) if self._reissued else Contain(contained)
 
+    @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._settle_again(None if allowed else _THROTTLED)
+        return self._settle_pending(None if allowed else _THROTTLED)
 
+    @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
@@ -244,11 +285,13 @@ class Call(Renewing, Ledger):
             return self._engine.read
         if streams(head, self.facts):
             self._head = head
-            assert self._wire_id is not None  # a notification's answer is never streamed
+            wire_id = self._wire_id
+            if wire_id is None:
+                raise CallProtocolError("a notification's answer is never streamed")
             return Stream(
                 StreamTracker(
-                    wire_id=self._wire_id,
-                    caller_id=self.facts.id if self.facts.id is not None else self._wire_id,
+                    wire_id=wire_id,
+                    caller_id=self.facts.id if self.facts.id is not None else wire_id,
                     method=self.facts.method,
                     max_event_bytes=self._engine.max_event_bytes,
                     want_message=self._wants_message(),
@@ -257,10 +300,10 @@ class Call(Renewing, Ledger):
         self._reading = head
         return self._engine.read
 
+    @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
         """The whole body of the answer a ``Read`` asked for."""
-        head = self._reading
-        assert head is not None  # a Read follows headed()
+        head = expect(self._reading, "head read (a Read follows headed())")
         if self._renewal is not None:
             return self._renewal_answered(head, body)
         facts = self.facts
@@ -280,10 +323,24 @@ class Call(Renewing, Ledger):
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
-        retry_after = asked_wait(head, self._engine.wall_clock)
-        decision = self._settle(classification, head, retry_after=retry_after, message=message)
+        settle = _Settle(
+            classification,
+            head,
+            retry_after=asked_wait(head, self._engine.wall_clock),
+            message=message,
+        )
+        then = _AfterRead(head, body, message, source, resuming)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_read(then, decision)
+
+    def _after_read(self, then: _AfterRead, decision: Decision) -> Command:
+        """What follows an answer read whole, once its attempt is settled with ``decision``."""
+        head, body, message, source, resuming = then
+        facts = self.facts
         if decision.retry:
-            return self._next(decision, lambda: self.received(body))
+            return self._next(decision)
         self._message = message
         self._message_source = source
         if resuming:
@@ -293,20 +350,31 @@ class Call(Renewing, Ledger):
         if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
-                assert facts.id is not None  # only a request's failure is contained
+                if facts.id is None:
+                    raise CallProtocolError("only a request's failure is contained")
                 return Contain(server_error(body, head.content_type, facts.id) or contained)
         replacement = self._restore_id(message)
         return HAND_ON if replacement is None else HandOn(replacement)
 
+    @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
         """A network error instead of a response (or while its body was read)."""
         resuming = self._resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         if self._renewal is not None:
             return self._renewal_over(classification, None, error_kind=kind)
-        decision = self._settle(classification, None, error_kind=kind)
+        settle = _Settle(classification, None, error_kind=kind)
+        then = _AfterFailure(error, kind, resuming)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_failure(then, decision)
+
+    def _after_failure(self, then: _AfterFailure, decision: Decision) -> Command:
+        """What follows a network failure, once its attempt is settled with ``decision``."""
+        error, kind, resuming = then
         if decision.retry:
-            return self._next(decision, lambda: self.failed(error, kind, detail))
+            return self._next(decision)
         self.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
@@ -317,6 +385,7 @@ class Call(Renewing, Ledger):
             return Raise(error)
         return EndStream(contained) if self._reissued else Contain(contained)
 
+    @event(Event.STREAM_ENDED)
     def stream_ended(
         self,
         tracker: StreamTracker,
@@ -331,11 +400,22 @@ class Call(Renewing, Ledger):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
+        if self.done:
+            return self._after_stream(_AfterStream(tracker, error, None), None)
+        settle, then = self._stream_settle(tracker, error, kind, detail)
+        decision = self._settle(settle)
+        if decision is _ASK_BUDGET:
+            return self._ask_budget(_PendingRetry(settle, then))
+        return self._after_stream(then, decision)
+
+    def _after_stream(self, then: _AfterStream, decision: Decision | None) -> Command:
+        """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
+        call had ended before)."""
+        tracker, error, resume_from = then
         resumable = False
-        if not self.done:
-            decision = self._stream_settled(tracker, kind, detail if error is not None else None)
-            if decision is _ASK_BUDGET:
-                return self._next(decision, lambda: self.stream_ended(tracker, error, kind, detail))
+        if decision is not None:
+            if resume_from is not None:  # kept for the client's GET with Last-Event-ID
+                self._engine.await_resumption(resume_from, self)
             if decision.retry:
                 self._reissued = True
                 return self._next(decision)
@@ -354,25 +434,35 @@ class Call(Renewing, Ledger):
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success
         (SDKs close a stream once they have the response), else the call was abandoned."""
+        self._state = CallState.ENDED
         if self.done:
             return
         if tracker.classification is not None:
             self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
-            self._stream_settled(tracker, None, None)
+            settle, then = self._stream_settle(tracker, None, None, "")
+            self._after_stream(then, self._settle(settle))
         else:
             self.abandoned(None)
 
     def abandoned(self, exc: BaseException | None) -> None:
         """The call ended without a verdict: the caller closed the stream early, or an
         exception (a cancellation, an error of the inner transport's own) ended it."""
+        self._state = CallState.ENDED
+        self._busy = True  # an attempt settled again here is not an event from outside
+        try:
+            self._abandon(exc)
+        finally:
+            self._busy = False
+
+    def _abandon(self, exc: BaseException | None) -> None:
         if self.done:
             return
         if exc is None:
             detail = "closed by the caller before the response"
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
-        if self._replay is not None:  # awaiting the budget: settle the attempt as abandoned
-            self._settle_again(_ABANDONED)
+        if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
+            self._settle_pending(_ABANDONED)
             return
         stop = _ABANDONED
         now = self._engine.clock()
@@ -409,6 +499,7 @@ class Call(Renewing, Ledger):
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
         self._resume_id = last_event_id
+        self._state = CallState.NEW
         self.done = False
         self._in_flight = True
         self._resuming = True
@@ -472,6 +563,7 @@ class Call(Renewing, Ledger):
         """What follows settles through ``copy`` of the race: its head, body or failure are
         fed to this call as those of its newest POST."""
         self._hedged = True
+        self._state = CallState.SENT
         self._copy_number = copy.number
         self._wire_id = copy.wire_id
         self._sent_at = copy.sent_at
@@ -498,26 +590,29 @@ class Call(Renewing, Ledger):
             return self.admitted(admit.breaker.allow(admit.key))
         return admit
 
-    def _next(self, decision: Decision, replay: Callable[[], Command] | None = None) -> Command:
-        """The command that carries out a retry: wait first, unless there is nothing to wait;
-        or, when the budget must be asked first, ask it (``replay`` settles the attempt
-        again with its answer)."""
-        if decision is _ASK_BUDGET:
-            self._replay = replay
-            consult = self._engine.consult
-            assert consult is not None  # only a budget of the shell's to ask is asked
-            return consult
+    def _next(self, decision: Decision) -> Command:
+        """The command that carries out a retry: wait first, unless there is nothing to wait."""
         if decision.delay > 0:
             return Sleep(decision.delay)
         return self._go()
 
-    def _settle_again(self, stop: Decision | None) -> Command:
-        """Replay the event whose attempt waited for the budget, now that it answered:
-        ``stop`` ends the call instead of the retry, None lets the retry go."""
-        replay, self._replay = self._replay, None
-        assert replay is not None  # a Consult was asked
+    def _ask_budget(self, pending: _PendingRetry) -> Command:
+        """Keep the retry planned until the shell has asked the budget (``consulted``)."""
+        self._planned = pending
+        return expect(self._engine.consult, "shared budget to ask")
+
+    def _settle_pending(self, stop: Decision | None) -> Command:
+        """Settle the attempt that waited for the budget, now that it answered: ``stop``
+        ends the call instead of the retry, None lets the retry go; then carry on."""
+        pending, self._planned = expect(self._planned, "Consult asked"), None
         self._answered, self._stop = True, stop
-        return replay()
+        decision = self._settle(pending.settle)
+        then = pending.then
+        if isinstance(then, _AfterRead):
+            return self._after_read(then, decision)
+        if isinstance(then, _AfterFailure):
+            return self._after_failure(then, decision)
+        return self._after_stream(then, decision)
 
     def _give_back(self) -> None:
         """The retry the budget gave a token for is not sent: the token goes back."""
@@ -531,15 +626,20 @@ class Call(Renewing, Ledger):
         without building it."""
         return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
 
-    def _stream_settled(
-        self, tracker: StreamTracker, kind: ErrorKind | None, detail: str | None
-    ) -> Decision:
-        """Settle the attempt whose SSE answer ended (``detail``: why it broke, if it did)."""
+    def _stream_settle(
+        self,
+        tracker: StreamTracker,
+        error: BaseException | None,
+        kind: ErrorKind | None,
+        detail: str,
+    ) -> tuple[_Settle, _AfterStream]:
+        """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
+        broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
         if classification is None:
             classification = verdict(
                 Outcome.STREAM_INCOMPLETE,
-                detail="stream ended before the response" if detail is None else detail[:200],
+                detail="stream ended before the response" if error is None else detail[:200],
                 error_kind=kind,
             )
         # A server that numbered its events lets the client resume with Last-Event-ID;
@@ -547,27 +647,19 @@ class Call(Renewing, Ledger):
         resume_from = None
         if tracker.classification is None:
             resume_from = tracker.last_event_id or self._resume_id
-        decision = self._settle(
+        settle = _Settle(
             classification,
             self._head,
             error_kind=kind,
             message=tracker.message,
             resumable=resume_from is not None,
         )
-        if resume_from is not None and decision is not _ASK_BUDGET:
-            self._engine.await_resumption(resume_from, self)
-        return decision
+        return settle, _AfterStream(tracker, error, resume_from)
 
-    def _settle(
-        self,
-        classification: Classification,
-        head: Head | None,
-        *,
-        error_kind: str | None = None,
-        retry_after: float | None = None,
-        message: JSON = None,
-        resumable: bool = False,
-    ) -> Decision:
+    def _settle(self, settle: _Settle) -> Decision:
+        """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
+        when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
+        classification, head, error_kind, retry_after, message, resumable = settle
         engine = self._engine
         now = engine.clock()
         number = len(self._attempts) + 1 - self._hedges
@@ -586,7 +678,7 @@ class Call(Renewing, Ledger):
         if self.facts.id is not None:
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:
-                return _ASK_BUDGET  # nothing counted yet: the shell asks, this is replayed
+                return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
             failed = counted(engine, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
@@ -631,21 +723,21 @@ class Call(Renewing, Ledger):
         if final is None:
             final = classification
         attempt = AttemptValues(
-            self._copy_number if hedged else len(self._attempts) + 1,
-            RetryOrigin.APPLICATION if resuming else self._origin,
-            self._wire_id,
-            classification,
-            head.status if head else None,
-            head.content_type if head else None,
-            error_kind,
-            self._delay,
-            retry_after,
-            decision,
-            self._sent_at - self._start,
-            max(0.0, now - self._sent_at),
-            kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
-            self._sent_session if renewal is None else renewal.session,
-            (_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
+            number=self._copy_number if hedged else len(self._attempts) + 1,
+            retry_origin=RetryOrigin.APPLICATION if resuming else self._origin,
+            wire_id=self._wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=self._delay,
+            retry_after=retry_after,
+            decision=decision,
+            elapsed=self._sent_at - self._start,
+            duration=max(0.0, now - self._sent_at),
+            kind=kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
+            session_id=self._sent_session if renewal is None else renewal.session,
+            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
         self._attempts.append(attempt)
         if hedged:
@@ -719,6 +811,20 @@ class Call(Renewing, Ledger):
         if source is None or is_exact(source):
             return message
         return loads(source)
+
+
+def begin(
+    context: CallContext,
+    body: bytes,
+    headers: Mapping[str, str],
+    extensions: Mapping[str, Any],
+    url: object = None,
+) -> Call | None:
+    """Start a call for a POSTed JSON-RPC message to ``url``; None when it is not one."""
+    facts = parse_request(body)
+    if facts is None:
+        return None
+    return Call(context, facts, headers, extensions, url)
 
 
 def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:

@@ -1,27 +1,24 @@
 """Per-transport state, shared by the calls a transport makes: policy, history, budget,
 breaker, re-send detector, duplicate guard, hooks, the sessions seen (and renewed), and the
-source of fresh request ids. One call's machine is ``call.Call``; a shell asks the engine
-to begin one, and carries out what the call returns.
+source of fresh request ids: the one implementation of ``context.CallContext``. One call's
+machine is ``call.Call``; a shell begins one over its engine (``call.begin``) and carries out
+what the call returns.
 """
 
 from __future__ import annotations
 
 import itertools
-import secrets
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from ..instrumentation.hooks import Hook
-from ..instrumentation.logs import LoggingHook
-from .breaker import Breaker, CircuitBreaker, server_key
-from .budget import Budget, GrpcBudget, RetryBudget
+from .breaker import Breaker, server_key
+from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
 from .commands import Consult, Read
+from .context import Reopens
 from .guard import GuardTable
-from .jsonrpc import parse_request
+from .hooks import Hook, SwitchedHook
 from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
@@ -32,15 +29,16 @@ from .sse import DEFAULT_MAX_EVENT_BYTES
 
 __all__ = ["Engine"]
 
-_LOGGING_HOOK = LoggingHook()
-_LOCAL_BUDGETS = (RetryBudget, GrpcBudget)
-
 
 class Engine:
     """Per-transport state shared by its calls: policy, history, observers, id source.
 
     Several retry transports may share one (``AsyncRetryTransport.over``: one per proxy
-    route of a client), and with it one history, budget, breaker and session table."""
+    route of a client), and with it one history, budget, breaker and session table.
+
+    Time, randomness and the logging hook come from the shell that builds it (``clock``
+    monotonic seconds, ``wall_clock`` Unix time, ``rand`` in [0, 1) for the jitter,
+    ``id_prefix`` for fresh request ids): nothing here reads the system."""
 
     def __init__(
         self,
@@ -48,9 +46,11 @@ class Engine:
         policy: RetryPolicy | None = None,
         history: History | None = None,
         hooks: Sequence[Hook] = (),
-        clock: Callable[[], float] | None = None,
-        wall_clock: Callable[[], float] = time.time,
-        rand: Callable[[], float] | None = None,
+        logging_hook: SwitchedHook | None = None,
+        clock: Callable[[], float],
+        wall_clock: Callable[[], float],
+        rand: Callable[[], float],
+        id_prefix: str,
         resend_window: float = 60.0,
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
@@ -61,12 +61,13 @@ class Engine:
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
-        # The built-in logging hook first: it is free while the "mcp_safe_retry" logger is off.
-        self.hooks: tuple[Hook, ...] = (_LOGGING_HOOK, *hooks)
+        # The logging hook first: it is free while it is switched off (its logger is).
+        self.hooks: tuple[Hook, ...] = (*([logging_hook] if logging_hook else ()), *hooks)
         self._user_hooks = bool(hooks)
-        self.clock = clock if clock is not None else time.monotonic
+        self._logging_hook = logging_hook
+        self.clock = clock
         self.wall_clock = wall_clock
-        self.rand = rand if rand is not None else secrets.SystemRandom().random
+        self.rand = rand
         self.detector = ResendDetector(resend_window)
         self.guard = GuardTable(self.policy.duplicate_guard, self.policy.duplicate_window)
         self.scenario = scenario
@@ -74,13 +75,13 @@ class Engine:
         self.read = Read(max_event_bytes)  # the command to read a whole body, made once
         self.budget = budget if budget is not None else RetryBudget()
         self.breaker = breaker
-        # A budget or breaker of this process answers at once, so the call asks it itself;
-        # any other (a shared one) is asked by the shell, through a command (awaited by an
-        # async shell, so that a round trip never blocks its event loop).
-        self.consult = None if type(self.budget) in _LOCAL_BUDGETS else Consult(self.budget)
+        # A budget or breaker that answers at once (it says so) is asked by the call itself;
+        # any other (a shared one) by the shell, through a command (awaited by an async
+        # shell, so that a round trip never blocks its event loop).
+        self.consult = None if answers_inline(self.budget) else Consult(self.budget)
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
-        self.breaker_inline = type(breaker) is CircuitBreaker
+        self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
@@ -90,8 +91,8 @@ class Engine:
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self._lock = threading.Lock()  # the resumable calls
-        self._resumable: OrderedDict[str, Call] = OrderedDict()
-        self._prefix = secrets.token_hex(4)
+        self._resumable: OrderedDict[str, Reopens] = OrderedDict()
+        self._prefix = id_prefix
         self._counter = itertools.count(1)
 
     def renewed(self, session: str | None) -> str | None:
@@ -99,30 +100,18 @@ class Engine:
         expired that session and it was renewed; else None."""
         return None if session is None else self.sessions.replacement(session)
 
-    def begin(
-        self,
-        body: bytes,
-        headers: Mapping[str, str],
-        extensions: Mapping[str, Any],
-        url: object = None,
-    ) -> Call | None:
-        """Start a call for a POSTed JSON-RPC message to ``url``; None when it is not one."""
-        facts = parse_request(body)
-        if facts is None:
-            return None
-        return Call(self, facts, headers, extensions, url)
-
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
         if not last_event_id:
             return None
         with self._lock:
             call = self._resumable.pop(last_event_id, None)
-        if call is not None:
-            call.reopen(last_event_id)
+        if not isinstance(call, Call):  # only a Call is ever kept
+            return None
+        call.reopen(last_event_id)
         return call
 
-    def await_resumption(self, event_id: str, call: Call) -> None:
+    def await_resumption(self, event_id: str, call: Reopens) -> None:
         """Keep ``call`` to be resumed by a GET with this ``Last-Event-ID`` (the newest 256)."""
         with self._lock:
             self._resumable[event_id] = call
@@ -145,6 +134,7 @@ class Engine:
     def listeners(self) -> tuple[Hook, ...]:
         """The hooks to tell now: none while only the logging hook is there and it is off
         (then no record needs to be built to be shown)."""
-        if self._user_hooks or _LOGGING_HOOK.enabled():
+        logging_hook = self._logging_hook
+        if self._user_hooks or (logging_hook is not None and logging_hook.enabled()):
             return self.hooks
         return ()

@@ -19,17 +19,13 @@ count); the rest is pure.
 
 from __future__ import annotations
 
-import datetime
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from enum import StrEnum
-from typing import Any
-
-import attrs
 
 from .classify import Classification, Outcome, verdict
 from .delivery import Delivery, delivery_of
+from .duplicate import Duplicate, EarlierCall, Verdict
 from .jsonrpc import Digest, RequestFacts, RequestId
 from .kinds import AttemptKind
 from .policy import DuplicateGuard, Idempotency
@@ -50,58 +46,6 @@ DUPLICATE_HELD_KIND = "duplicate_held"
 
 
 _SUCCESS = Outcome.TOOL_SUCCESS  # answered: with nothing remembered, nothing to forget
-
-
-class Verdict(StrEnum):
-    """What the guard did with a call that repeats one that may have run."""
-
-    HELD = "held"  # not sent
-    LABELLED = "labelled"  # sent: the policy only labels (duplicate_guard="label")
-    ALLOWED = "allowed"  # sent: the caller consented (allow_duplicate())
-
-
-@attrs.frozen
-class EarlierCall:
-    """What the guard remembers of a call that may have run: when it was sent (wall-clock
-    Unix time), under which id and session, and how it ended."""
-
-    request_id: RequestId | None
-    started_at: float
-    delivery: Delivery
-    outcome: str  # an Outcome
-    error_kind: str | None = None
-    detail: str | None = None
-    session_id: str | None = None  # never in to_dict(), like CallRecord.session_id
-
-    def describe(self) -> str:
-        """One line for an error message: its time, its delivery state, how it ended."""
-        when = datetime.datetime.fromtimestamp(self.started_at, datetime.UTC)
-        ended = self.outcome + (f" ({self.detail})" if self.detail else "")
-        return (
-            f"was sent at {when.isoformat(timespec='seconds')} (request id "
-            f"{self.request_id!r}) and ended {ended}: delivery {self.delivery}"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "requestId": self.request_id,
-            "startedAt": self.started_at,
-            "delivery": str(self.delivery),
-            "outcome": self.outcome,
-            "errorKind": self.error_kind,
-            "detail": self.detail,
-        }
-
-
-@attrs.frozen
-class Duplicate:
-    """A call that repeats an earlier one that may have run, and what the guard did."""
-
-    earlier: EarlierCall
-    verdict: Verdict
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.earlier.to_dict(), "verdict": str(self.verdict)}
 
 
 def call_delivery(attempts: Sequence[AttemptValues]) -> Delivery:

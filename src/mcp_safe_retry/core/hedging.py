@@ -17,19 +17,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from .call import Call, Head, streams
+from .call import Call
 from .classify import Classification, Outcome, classify_answer, verdict
 from .commands import Admit, Command, Consult, Read, Send, Sleep
+from .events import Head, streams
 from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
 from .jsonrpc import RequestId
 from .kinds import ErrorKind
 from .latency import hedge_delay
+from .observed import GiveUp
 from .records import RetryOrigin
 from .servers import server_key
 from .tally import asked_wait, refund, tally
 
 if TYPE_CHECKING:
-    from .engine import Engine
+    from .context import CallContext
 
 __all__ = ["Hedging", "Launch", "Loser", "Turn", "hedged"]
 
@@ -72,7 +74,7 @@ _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
 
-def hedged(engine: Engine, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
+def hedged(engine: CallContext, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
     """The race for a call POSTed to ``url``, or None when it is not hedged (hedging off,
     not a READ request, ``initialize``)."""
     policy = engine.policy
@@ -96,7 +98,7 @@ class Hedging:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: CallContext,
         call: Call,
         server: str,
         delay: float,
@@ -129,9 +131,10 @@ class Hedging:
         """The budget's answer to the call's ``Consult`` (for its retry, every copy failed)."""
         return self._after(self.call.consulted(allowed))
 
-    def watch(self, cancel: Callable[[], None] | None) -> None:
+    def watch(self, cancel: GiveUp | None) -> None:
         """While the copies race, the caller's own ``notifications/cancelled`` for its id
-        calls ``cancel`` (the first copy hears it; the others would not); None: no more."""
+        is handed ``cancel`` for the shell to call (the first copy hears the notification;
+        the others would not); None: no more."""
         caller_id = self.call.facts.id
         assert caller_id is not None  # a hedged call has an id
         self._engine.observed.racing(self._session, caller_id, cancel)
@@ -149,7 +152,7 @@ class Hedging:
         if not self._due():
             return None
         consult = self._engine.consult
-        if consult is not None:  # the same rule as for a retry (Engine.consult)
+        if consult is not None:  # the same rule as for a retry (CallContext.consult)
             return consult
         return self.hedge_consulted(self._engine.budget.allow_retry())
 

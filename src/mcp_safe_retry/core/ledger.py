@@ -8,23 +8,33 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..instrumentation.hooks import Hook, notify_attempt, notify_call
 from .classify import NOT_FAILURES, Classification, Outcome
 from .hedge import Copy, CopyKind
+from .hooks import Hook
 from .jsonrpc import RequestFacts, RequestId
 from .kinds import AttemptKind
 from .policy import Idempotency
-from .records import AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
+from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
 
 if TYPE_CHECKING:
-    from .call import Head
-    from .engine import Engine
-    from .guard import Duplicate
+    from .context import CallContext
+    from .duplicate import Duplicate
+    from .events import Head
 
-__all__ = ["RECORD_ATTRIBUTE", "RECORD_EXTENSION", "Ledger", "RecordRef", "attempt_number"]
+__all__ = [
+    "RECORD_ATTRIBUTE",
+    "RECORD_EXTENSION",
+    "Ledger",
+    "Notice",
+    "RecordRef",
+    "attempt_number",
+]
 
 RECORD_EXTENSION = "mcp_safe_retry.record"
 RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
+
+Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
+"""Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
 
 
 class RecordRef:
@@ -50,7 +60,7 @@ class Ledger:
     hooks have yet to hear."""
 
     # Set by Call.__init__.
-    _engine: Engine
+    _engine: CallContext
     facts: RequestFacts
     idempotency: Idempotency
     _attempts: list[AttemptValues]
@@ -65,7 +75,7 @@ class Ledger:
     # What most calls never change, as class-level defaults: fewer stores per call.
     _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
-    _pending: list[tuple[tuple[Hook, ...], LazyRecord, bool]] | None = None  # see publish()
+    _pending: list[Notice] | None = None  # see owed()
     # The duplicate guard (core/guard.py): the server key of a call it watches, and the
     # earlier call this one repeats while that may have run.
     _guarded: str | None = None
@@ -108,22 +118,19 @@ class Ledger:
             f"{last.reason if last else 'stop'}"
         )
 
-    def publish(self) -> None:
-        """Tell the hooks about the attempts (and the call's end) settled since last time.
+    def owed(self) -> list[Notice]:
+        """The notifications the hooks are owed since last asked (and forgets them): for
+        each, the hooks, the snapshot, and whether an attempt ended (else the call did).
 
-        The shell calls this once the events are handled: before a backoff, and when the
-        answer is handed on or the call ends; never while the call decides.
+        The shell tells the hooks (``instrumentation.hooks.publish``) once the events are
+        handled: before a backoff, and when the answer is handed on or the call ends; never
+        while the call decides.
         """
         pending = self._pending
         if pending is None:
-            return
+            return []
         self._pending = None
-        for listeners, snapshot, attempt in pending:
-            record = snapshot.get()
-            if attempt:
-                notify_attempt(listeners, record, record.attempts[-1])
-            else:
-                notify_call(listeners, record)
+        return pending
 
     def record_copy(
         self,
@@ -137,19 +144,19 @@ class Ledger:
         lost): its fate is the copy's state."""
         now = self._engine.clock()
         attempt = AttemptValues(
-            copy.number,
-            origin,
-            copy.wire_id,
-            classification,
-            head.status if head else None,
-            head.content_type if head else None,
-            error_kind,
-            0.0,
-            None,
-            None,
-            copy.sent_at - self._start,
-            max(0.0, now - copy.sent_at),
-            AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
+            number=copy.number,
+            retry_origin=origin,
+            wire_id=copy.wire_id,
+            classification=classification,
+            status=head.status if head else None,
+            content_type=head.content_type if head else None,
+            error_kind=error_kind,
+            delay=0.0,
+            retry_after=None,
+            decision=None,
+            elapsed=copy.sent_at - self._start,
+            duration=max(0.0, now - copy.sent_at),
+            kind=AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
             session_id=self._sent_session,
             fate=str(copy.state),
         )
@@ -204,22 +211,22 @@ class Ledger:
         """Freeze the record's values as they are now (the record is built when read)."""
         facts = self.facts
         snapshot = LazyRecord(
-            (
-                facts.method,
-                facts.tool,
-                facts.id,
-                self.idempotency,
-                tuple(self._attempts),
-                final,
-                final is not None,
-                self._client,
-                self._protocol_version,
-                self._session,
-                self._engine.scenario,
-                facts.identity,  # worked out when the record is built
-                self._started_at,
-                max(0.0, now - self._start),
-                self._duplicate,
+            RecordValues(
+                method=facts.method,
+                tool=facts.tool,
+                request_id=facts.id,
+                idempotency=self.idempotency,
+                attempts=tuple(self._attempts),
+                classification=final,
+                complete=final is not None,
+                client=self._client,
+                protocol_version=self._protocol_version,
+                session_id=self._session,
+                scenario=self._engine.scenario,
+                arguments_digest=facts.identity,  # worked out when the record is built
+                started_at=self._started_at,
+                duration=max(0.0, now - self._start),
+                duplicate_of=self._duplicate,
             )
         )
         self._snapshot = snapshot

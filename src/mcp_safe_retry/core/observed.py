@@ -9,7 +9,10 @@ from .classify import Classification, Outcome
 from .jsonrpc import JSON, RequestFacts, RequestId, dumps
 from .session import Handshake, Sessions
 
-__all__ = ["LEARNED_METHODS", "Observed", "client_info"]
+__all__ = ["LEARNED_METHODS", "GiveUp", "Observed", "client_info"]
+
+GiveUp = Callable[[], None]
+"""The shell's way to give a hedged call's race up: the core keeps it and hands it back."""
 
 LEARNED_METHODS = frozenset({"initialize", "tools/list"})
 """The methods whose answers tell something about later calls."""
@@ -33,7 +36,7 @@ class Observed:
         self.protocol_version: str | None = None
         self.read_only_tools: frozenset[str] = frozenset()
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
-        self._races: dict[tuple[str | None, RequestId], Callable[[], None]] = {}
+        self._races: dict[tuple[str | None, RequestId], GiveUp] = {}
 
     def learn(
         self,
@@ -84,11 +87,9 @@ class Observed:
         with self._lock:
             self._wire_ids.pop(key, None)
 
-    def racing(
-        self, session: str | None, caller_id: RequestId, cancel: Callable[[], None] | None
-    ) -> None:
-        """A hedged call with ``caller_id`` races copies (``cancel`` gives it up), or, for
-        None, no longer does."""
+    def racing(self, session: str | None, caller_id: RequestId, cancel: GiveUp | None) -> None:
+        """A hedged call with ``caller_id`` races copies (``cancel``, the shell's, gives it
+        up: kept and handed back, never called here), or, for None, no longer does."""
         key = (self._sessions.first(session), caller_id)
         with self._lock:
             if cancel is None:
@@ -98,25 +99,39 @@ class Observed:
 
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out
-        under; None when it needs no change. A hedged call it names is given up."""
-        if facts.method != "notifications/cancelled":
+        under; None when it needs no change."""
+        named = _cancelled_id(facts)
+        if named is None:
             return None
-        message = facts.exact_message()
-        params = message.get("params")
-        if not isinstance(params, dict):
-            return None
-        request_id = params.get("requestId")
-        if not isinstance(request_id, str | int):
-            return None
-        key = (self._sessions.first(session), request_id)
+        message, params, request_id = named
         with self._lock:
-            wire_id = self._wire_ids.get(key)
-            race = self._races.get(key)
-        if race is not None:  # a hedged call: the caller's cancellation ends every copy
-            race()
+            wire_id = self._wire_ids.get((self._sessions.first(session), request_id))
         if wire_id is None:
             return None
         return dumps({**message, "params": {**params, "requestId": wire_id}})
+
+    def race_cancelled(self, facts: RequestFacts, session: str | None) -> GiveUp | None:
+        """What gives up the hedged call a ``notifications/cancelled`` names, if it races
+        (the shell calls it: the caller's cancellation ends every copy)."""
+        named = _cancelled_id(facts)
+        if named is None:
+            return None
+        with self._lock:
+            return self._races.get((self._sessions.first(session), named[2]))
+
+
+def _cancelled_id(facts: RequestFacts) -> tuple[dict[str, JSON], dict[str, JSON], RequestId] | None:
+    """A ``notifications/cancelled``'s message, params and the request id it names."""
+    if facts.method != "notifications/cancelled":
+        return None
+    message = facts.exact_message()
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    request_id = params.get("requestId")
+    if not isinstance(request_id, str | int):
+        return None
+    return message, params, request_id
 
 
 def client_info(facts: RequestFacts) -> str | None:

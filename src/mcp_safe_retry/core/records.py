@@ -19,7 +19,7 @@ from .live import Live
 from .policy import Decision, Idempotency
 
 if TYPE_CHECKING:
-    from .guard import Duplicate
+    from .duplicate import Duplicate
 
 __all__ = [
     "Attempt",
@@ -27,6 +27,7 @@ __all__ = [
     "CallRecord",
     "History",
     "LazyRecord",
+    "RecordValues",
     "RetryOrigin",
     "target",
 ]
@@ -194,26 +195,46 @@ class AttemptValues(NamedTuple):
     fate: str | None = None
 
 
+class RecordValues(NamedTuple):
+    """A CallRecord's values, by name, as a snapshot keeps them: ``attempts`` as
+    AttemptValues and ``arguments_digest`` as anything whose ``str()`` is the digest (a lazy
+    ``Digest``)."""
+
+    method: str
+    tool: str | None
+    request_id: RequestId | None
+    idempotency: Idempotency
+    attempts: tuple[AttemptValues, ...]
+    classification: Classification | None
+    complete: bool
+    client: str | None
+    protocol_version: str | None
+    session_id: str | None
+    scenario: str | None
+    arguments_digest: object
+    started_at: float
+    duration: float
+    duplicate_of: Duplicate | None
+
+
 class LazyRecord:
     """A CallRecord's values, frozen when the snapshot is taken; the record is built on
     first read and kept.
 
-    ``values`` are CallRecord's fields in order, with ``attempts`` as AttemptValues and
-    ``arguments_digest`` as anything whose ``str()`` is the digest (a lazy ``Digest``).
-    Taking a snapshot costs a tuple; the attrs values and the digest are paid for only by
-    the records someone reads.
+    Taking a snapshot costs a tuple (``RecordValues``); the attrs values and the digest are
+    paid for only by the records someone reads.
     """
 
     __slots__ = ("_record", "_values")
 
-    def __init__(self, values: tuple[Any, ...]) -> None:
+    def __init__(self, values: RecordValues | None) -> None:
         self._values = values
         self._record: CallRecord | None = None
 
     @classmethod
     def of(cls, record: CallRecord) -> LazyRecord:
         """A snapshot that is already built."""
-        lazy = cls(())
+        lazy = cls(None)
         lazy._record = record
         return lazy
 
@@ -221,15 +242,14 @@ class LazyRecord:
         record = self._record
         if record is None:
             values = self._values
-            attempts = tuple(Attempt(*a) for a in values[4])
-            fields: tuple[Any, ...] = (
-                *values[:4],
-                attempts,
-                *values[5:11],
-                str(values[11]),
-                *values[12:],
+            assert values is not None  # only a built record comes without values
+            record = CallRecord(
+                **{
+                    **values._asdict(),
+                    "attempts": tuple(Attempt(**a._asdict()) for a in values.attempts),
+                    "arguments_digest": str(values.arguments_digest),
+                }
             )
-            record = CallRecord(*fields)
             self._record = record  # two threads may both build it: equal values
         return record
 

@@ -18,10 +18,11 @@ from .commands import LOCK, Command, HeaderEdits, Reply, Send, Unlock
 from .jsonrpc import RequestFacts, RequestId
 from .policy import Action, Decision, Reason
 from .session import SESSION_HEADER, Renewal
+from .state import CallState, Event, event, expect
 
 if TYPE_CHECKING:
-    from .call import Head
-    from .engine import Engine
+    from .context import CallContext
+    from .events import Head
 
 __all__ = ["Renewing"]
 
@@ -34,8 +35,10 @@ class Renewing:
     """How one call renews its session: at most once, whatever its idempotency (the server
     did not process a request it answered with 404 for the session)."""
 
-    # Set by Call.__init__.
-    _engine: Engine
+    # Set by Call.__init__ (or its class).
+    _state: CallState
+    _busy: bool
+    _engine: CallContext
     facts: RequestFacts
     _session: str | None  # the session of the call's record
     _sent_session: str | None  # the Mcp-Session-Id the call's request goes out with
@@ -56,15 +59,14 @@ class Renewing:
     _renewed = False  # re-sent in a renewed session: a second 404 is handed on
     _edits: HeaderEdits = ()  # header changes every later send carries (the new session)
 
+    @event(Event.LOCKED)
     def locked(self) -> Command:
         """The transport's session lock is held: re-send in the session another call
         renewed meanwhile, hand the 404 on if that renewal failed, or renew it here."""
         engine = self._engine
         sessions = engine.sessions
-        expired = self._sent_session
-        assert expired is not None  # see _renewable()
-        handshake = sessions.handshake(expired)
-        assert handshake is not None
+        expired = expect(self._sent_session, "expired session (see _renewable())")
+        handshake = expect(sessions.handshake(expired), "handshake to replay")
         new = sessions.replacement(expired)
         if new is not None:
             return Unlock(self._resend_in(new))
@@ -98,9 +100,8 @@ class Renewing:
         """The server did not process the request: keep its 404 (handed on if no renewal
         comes of it), and take the session lock to renew."""
         engine = self._engine
-        assert self._sent_session is not None
         self._lost = (head, body, classification)
-        self._failures_seen = engine.sessions.failures(self._sent_session)
+        self._failures_seen = engine.sessions.failures(expect(self._sent_session, "session"))
         self._record(
             _SESSION_LOST,
             classification,
@@ -114,8 +115,7 @@ class Renewing:
 
     def _renewal_answered(self, head: Head, body: bytes) -> Command:
         """A renewal step's answer, read whole: the next step, or the renewal's end."""
-        renewal = self._renewal
-        assert renewal is not None
+        renewal = expect(self._renewal, "renewal running")
         classification, step = renewal.answered(head, body, self._engine.max_event_bytes)
         if step is not None:
             return step
@@ -126,12 +126,9 @@ class Renewing:
     ) -> Command:
         """The renewal ended (``classification``: its last step's answer): re-send in the
         new session, or hand the 404 on."""
-        renewal = self._renewal
-        lost = self._lost
-        expired = self._sent_session
-        assert renewal is not None
-        assert lost is not None
-        assert expired is not None
+        renewal = expect(self._renewal, "renewal running")
+        lost = expect(self._lost, "404 kept")
+        expired = expect(self._sent_session, "expired session")
         engine = self._engine
         now = engine.clock()
         opened = renewal.opened
@@ -172,9 +169,7 @@ class Renewing:
 
     def _hand_on_lost(self) -> Command:
         """The 404 that lost the session, as the server sent it: the call's answer."""
-        lost = self._lost
-        assert lost is not None
-        head, body, _ = lost
+        head, body, _ = expect(self._lost, "404 kept")
         if self._reissued:  # inside an SSE answer handed on already: it ends that
             return self._reissued_end(head)
         return Reply(head.status, head.content_type, body)

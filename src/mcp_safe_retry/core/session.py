@@ -26,7 +26,7 @@ from .kinds import AttemptKind
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
-    from .call import Head
+    from .events import Head
 
 __all__ = ["SESSION_HEADER", "Handshake", "Renewal", "Sessions"]
 

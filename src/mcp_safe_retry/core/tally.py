@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 from .policy import is_transient, parse_retry_after, retries_after
 
 if TYPE_CHECKING:
-    from .call import Head
     from .classify import Classification
     from .commands import Admit
-    from .engine import Engine
+    from .context import CallContext
+    from .events import Head
 
 __all__ = ["asked_wait", "counted", "refund", "tally", "told"]
 
 
-def counted(engine: Engine, classification: Classification) -> bool:
+def counted(engine: CallContext, classification: Classification) -> bool:
     """Count one sent POST's ending with the budget; whether it was a transient failure."""
     failed = is_transient(engine.policy, classification)
     engine.budget.record(failed=failed)
@@ -39,7 +39,7 @@ def told(admit: Admit | None, failed: bool, retry_after: float | None, *, ends_c
 
 
 def tally(
-    engine: Engine,
+    engine: CallContext,
     admit: Admit | None,
     classification: Classification,
     retry_after: float | None,
@@ -50,7 +50,7 @@ def tally(
     told(admit, counted(engine, classification), retry_after, ends_call=ends_call)
 
 
-def refund(engine: Engine) -> None:
+def refund(engine: CallContext) -> None:
     """Give the budget back a token it granted for a retry or a hedge that was not sent."""
     give_back = engine.refund
     if give_back is not None:

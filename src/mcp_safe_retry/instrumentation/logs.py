@@ -26,7 +26,7 @@ from ..core.records import Attempt, CallRecord, target
 from .hooks import logger
 from .redact import MESSAGE_CHARS, short_text
 
-__all__ = ["FIELDS", "LoggingHook", "error_type"]
+__all__ = ["FIELDS", "LOGGING_HOOK", "LoggingHook", "error_type"]
 
 FIELDS = (
     "mcp_method",
@@ -172,6 +172,10 @@ class LoggingHook(Live):
             "duration_ms": round(attempt.duration * 1000, 3),
             "scenario": record.scenario,
         }
+
+
+LOGGING_HOOK = LoggingHook()
+"""The logging hook every transport installs ahead of the user's hooks."""
 
 
 def _retries(decision: Decision | None) -> bool:

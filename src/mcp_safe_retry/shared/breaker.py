@@ -76,6 +76,9 @@ class RedisCircuitBreaker(Live):
         max_servers: circuits remembered in this process.
     """
 
+    answers_inline = False
+    """Shared: a round trip, so a shell asks it (an async shell awaits it off the event loop)."""
+
     def __init__(
         self,
         url_or_client: str | redis.Redis,

@@ -62,6 +62,9 @@ class RedisBudget(Live):
         expiry: seconds an unused budget is kept in Redis (then it starts full again).
     """
 
+    answers_inline = False
+    """Shared: a round trip, so a shell asks it (an async shell awaits it off the event loop)."""
+
     def __init__(
         self,
         url_or_client: str | redis.Redis,

@@ -8,10 +8,11 @@ Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import NamedTuple
 
 import httpx
 
-from ..core.call import Call, Head
+from ..core.call import Call
 from ..core.commands import (
     Admit,
     Break,
@@ -25,8 +26,10 @@ from ..core.commands import (
     Sleep,
     Stream,
 )
+from ..core.events import Head
 from ..core.ledger import RECORD_EXTENSION
 from ..core.stream import StreamTracker
+from ..instrumentation.hooks import publish
 from .errors_httpx import BodyTooLarge, describe_error, refusal
 from .support import RESPONSE_HEADERS, header_values, strip_headers
 
@@ -34,9 +37,16 @@ __all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming"
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
-Ended = tuple[Command, httpx.Response | None, Head | None, bytes | None]
-"""What one exchange ends with: the command, the response it concerns and that response's
-head, and the body read (None: the response was read in place, or not read)."""
+
+class Ended(NamedTuple):
+    """What one exchange ends with: the command, the response it concerns and that
+    response's head, and the body read (None: the response was read in place, or not)."""
+
+    command: Command
+    response: httpx.Response | None = None
+    head: Head | None = None
+    body: bytes | None = None
+
 
 Exchange = Callable[[Call, httpx.Request, Command], Awaitable[Ended]]
 """Runs a call's commands until one ends the exchange (the transport's loop)."""
@@ -137,7 +147,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                 command = call.stream_ended(self._tracker)
             else:
                 command = call.stream_ended(self._tracker, error, *describe_error(error))
-            call.publish()
+            publish(call.owed())
             response = head = None
             if isinstance(command, Sleep | Send | Admit | Consult):  # re-issued: run it again
                 try:
@@ -146,7 +156,7 @@ class _TrackedStream(httpx.AsyncByteStream):
                     call.abandoned(exc)
                     raise
                 finally:
-                    call.publish()
+                    publish(call.owed())
             if type(command) is Stream:
                 assert response is not None
                 assert head is not None
@@ -170,7 +180,7 @@ class _TrackedStream(httpx.AsyncByteStream):
     async def aclose(self) -> None:
         await self._body.aclose()
         self._call.stream_closed(self._tracker)
-        self._call.publish()
+        publish(self._call.owed())
 
 
 def _raw_stream(response: httpx.Response, head: Head) -> httpx.AsyncByteStream | None:

@@ -11,6 +11,8 @@ and the two httpx2 shells from it (CI checks they are up to date), so they never
 from __future__ import annotations
 
 import copy
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -20,7 +22,7 @@ import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
-from ...core.call import Call
+from ...core.call import Call, begin
 from ...core.commands import (
     Admit,
     Command,
@@ -43,7 +45,8 @@ from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
-from ...instrumentation.hooks import Hook
+from ...instrumentation.hooks import Hook, publish
+from ...instrumentation.logs import LOGGING_HOOK
 from ..support import (
     REQUEST_HEADERS,
     EntryGuard,
@@ -76,7 +79,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         policy: the RetryPolicy (default: RetryPolicy()).
         history: where finished call records go (default: a new History).
         sleep: awaited with the seconds to wait before a retry (default: anyio.sleep).
-        clock: monotonic seconds, for elapsed times and the deadline.
+        clock: monotonic seconds, for elapsed times and the deadline (default:
+            ``time.monotonic``).
+        wall_clock: Unix time, for records' start times and HTTP-date Retry-After
+            (default: ``time.time``).
+        rand: a number in [0, 1) for the backoff's jitter (default: the system's
+            ``secrets`` source).
         hooks: observers told about every attempt and every finished call.
         scenario: a label copied into every record.
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
@@ -110,6 +118,8 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         history: History | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         clock: Callable[[], float] | None = None,
+        wall_clock: Callable[[], float] | None = None,
+        rand: Callable[[], float] | None = None,
         hooks: Sequence[Hook] = (),
         scenario: str | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
@@ -125,7 +135,11 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             policy=policy,
             history=history,
             hooks=hooks,
-            clock=clock,
+            logging_hook=LOGGING_HOOK,
+            clock=clock if clock is not None else time.monotonic,
+            wall_clock=wall_clock if wall_clock is not None else time.time,
+            rand=rand if rand is not None else secrets.SystemRandom().random,
+            id_prefix=secrets.token_hex(4),
             scenario=scenario,
             max_event_bytes=max_event_bytes,
             budget=budget,
@@ -172,9 +186,11 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             headers["mcp-session-id"] = request.headers["mcp-session-id"] = renewed
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
-            call = self.engine.begin(
-                await request.aread(), headers, request.extensions, request.url
+            call = begin(
+                self.engine, await request.aread(), headers, request.extensions, request.url
             )
+            if call is not None and call.gives_up is not None:
+                call.gives_up()  # the caller cancels a hedged call: its race ends
             if self._hedges and call is not None:  # hedged reads: shells/race_httpx_async.py
                 hedging = hedged(self.engine, call, str(request.url), headers)
         elif request.method == "GET":
@@ -198,7 +214,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
-            call.publish()
+            publish(call.owed())
         if type(command) is HandOn:
             assert response is not None
             replacement = command.body
@@ -272,7 +288,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     if response is not None:  # dropped before the wait, not after it
                         await response.aclose()
                         response = None
-                    call.publish()
+                    publish(call.owed())
                     await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = call.slept()
                 elif type(command) is Admit:
@@ -280,7 +296,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                 elif type(command) is Consult:  # the answer stays open: handed on if no retry
                     command = call.consulted(await command.budget.allow_retry_async())
                 elif type(command) is Lock:
-                    call.publish()  # the hooks hear of the 404 before the wait
+                    publish(call.owed())  # the hooks hear of the 404 before the wait
                     await self._session_lock.acquire()
                     locked = True
                     command = call.locked()
@@ -289,7 +305,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
                     locked = False
                     command = command.then
                 else:
-                    return command, response, head, body
+                    return Ended(command, response, head, body)
         finally:
             if locked:  # the call ended (an error, a cancellation) holding the lock
                 self._session_lock.release()

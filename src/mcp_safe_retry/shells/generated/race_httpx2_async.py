@@ -26,11 +26,12 @@ import anyio
 import anyio.abc
 import httpx2 as httpx
 
-from ...core.call import Head
 from ...core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
+from ...core.events import Head
 from ...core.hedge import cancellation
 from ...core.hedging import Hedging, Launch, Loser, Turn
 from ...core.jsonrpc import RequestId
+from ...instrumentation.hooks import publish
 from ..support import strip_headers
 from .bodies_httpx2_async import Ended, Exchange, head_of, read_whole, with_body
 from .errors_httpx2 import describe_error
@@ -77,7 +78,7 @@ async def race(
     if racing.ended is None:
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
-    command = racing.ended[0]
+    command = racing.ended.command
     if isinstance(command, _CARRIED_ON):
         return await exchange(hedging.call, request, command)
     return racing.ended
@@ -141,7 +142,7 @@ class _Racing:
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
         if self.ended is not None:
-            response = self.ended[1]
+            response = self.ended.response
             if response is not None:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
@@ -212,7 +213,7 @@ class _Racing:
                 if isinstance(then, Admit):
                     then = hedging.admitted(await then.breaker.allow_async(then.key)).then
                     continue
-                hedging.call.publish()
+                publish(hedging.call.owed())
                 await self._sleep(then.seconds)
                 then = hedging.slept().then
         except BaseException:  # cancelled while the budget was asked: its answer is closed
@@ -225,9 +226,9 @@ class _Racing:
             self._launch(then)
         elif answer is None or isinstance(then, _CARRIED_ON):
             await self._close(answer)  # settled by a failure, or carried on after the race
-            self.ended = (then, None, None, None)
+            self.ended = Ended(then)
         else:
-            self.ended = (then, *answer)
+            self.ended = Ended(then, *answer)
         if self.ended is not None and self._asking is not None:
             self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()

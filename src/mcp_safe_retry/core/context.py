@@ -1,0 +1,68 @@
+"""What a call's parts may read of the transport they run in: its clocks and randomness, its
+policy and limits, the source of fresh ids, the shared tables (sessions, the duplicate guard,
+the re-send detector, latencies, the history) and the budget and breaker as the call asks
+them. ``engine.Engine`` is the one implementation; the parts see only this, so nothing in the
+call machine imports the engine (the engine builds nothing of a call's: ``call.begin`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .breaker import Breaker
+from .budget import Budget
+from .commands import Consult, Read
+from .guard import GuardTable
+from .hooks import Hook
+from .latency import Latencies
+from .observed import Observed
+from .origin import ResendDetector
+from .policy import RetryPolicy
+from .records import History
+from .session import Sessions
+
+__all__ = ["CallContext", "Reopens"]
+
+
+class Reopens(Protocol):
+    """A call whose broken stream a client's GET with ``Last-Event-ID`` may resume."""
+
+    def reopen(self, last_event_id: str) -> None: ...
+
+
+class CallContext(Protocol):
+    """The per-transport state one call reads and tells (see the module docstring)."""
+
+    # Time and randomness: passed in, never read from the system here.
+    clock: Callable[[], float]
+    wall_clock: Callable[[], float]
+    rand: Callable[[], float]
+    # Rules and limits.
+    policy: RetryPolicy
+    max_event_bytes: int
+    read: Read
+    contain_failures: bool
+    contain_http_errors: bool
+    scenario: str | None
+    # The budget and the breaker, as a call asks them.
+    budget: Budget
+    breaker: Breaker | None
+    breaker_inline: bool
+    consult: Consult | None
+    refund: Callable[[], None] | None
+    # Tables shared by the transport's calls.
+    history: History
+    observed: Observed
+    sessions: Sessions
+    detector: ResendDetector
+    guard: GuardTable
+    latencies: Latencies
+
+    def fresh_id(self) -> str: ...
+
+    def server_key(self, url: str) -> str: ...
+
+    def listeners(self) -> tuple[Hook, ...]: ...
+
+    def await_resumption(self, event_id: str, call: Reopens) -> None: ...

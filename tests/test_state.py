@@ -1,0 +1,100 @@
+"""The call's explicit state (core/state.py): each event is allowed only where the table
+says, and an event out of order raises CallProtocolError (never an assert)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+import pytest
+
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.call import Call, begin
+from mcp_safe_retry.core.commands import HAND_ON, Read, Send, Sleep, Stream
+from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.events import Head
+from mcp_safe_retry.core.kinds import ErrorKind
+from mcp_safe_retry.core.state import ALLOWED, CallProtocolError, CallState, Event, awaiting
+
+BODY = json.dumps(
+    {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "lookup"}}
+).encode()
+OK = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+
+
+def _call() -> Call:
+    engine = Engine(
+        policy=RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none"),
+        clock=lambda: 0.0,
+        wall_clock=time.time,
+        rand=lambda: 0.5,
+        id_prefix="0a1b2c3d",
+    )
+    call = begin(engine, BODY, {"content-type": "application/json"}, {})
+    assert call is not None
+    return call
+
+
+def test_a_plain_exchange_walks_new_sent_reading_ended() -> None:
+    call = _call()
+    assert call._state is CallState.NEW
+    assert isinstance(call.start(), Send)
+    assert call._state is CallState.SENT
+    assert isinstance(call.headed(Head(200, "application/json")), Read)
+    assert call._state is CallState.READING
+    assert call.received(OK) is HAND_ON
+    assert call._state is CallState.ENDED
+
+
+@pytest.mark.parametrize(
+    "feed",
+    [
+        lambda c: c.received(OK),
+        lambda c: c.headed(Head(200)),
+        lambda c: c.slept(),
+        lambda c: c.admitted(True),
+        lambda c: c.consulted(True),
+        lambda c: c.locked(),
+    ],
+)
+def test_an_event_before_start_is_a_protocol_error(feed: Callable[[Call], object]) -> None:
+    with pytest.raises(CallProtocolError):
+        feed(_call())
+
+
+def test_events_after_the_end_are_protocol_errors() -> None:
+    call = _call()
+    call.start()
+    call.headed(Head(200, "application/json"))
+    call.received(OK)
+    with pytest.raises(CallProtocolError, match="received while ended"):
+        call.received(OK)
+    with pytest.raises(CallProtocolError):
+        call.start()
+
+
+def test_a_retry_waits_in_sleeping_and_only_slept_moves_it_on() -> None:
+    call = _call()
+    call.start()
+    command = call.failed(OSError("x"), ErrorKind.CONNECT, "refused")
+    assert isinstance(command, Sleep)
+    assert call._state is CallState.SLEEPING
+    with pytest.raises(CallProtocolError, match="headed while sleeping"):
+        call.headed(Head(200))
+    assert isinstance(call.slept(), Send)
+
+
+def test_a_stream_is_ended_only_by_stream_ended() -> None:
+    call = _call()
+    call.start()
+    assert isinstance(call.headed(Head(200, "text/event-stream")), Stream)
+    assert call._state is CallState.STREAMING
+    with pytest.raises(CallProtocolError):
+        call.received(OK)
+
+
+def test_the_table_names_every_event_and_the_end_allows_none() -> None:
+    assert set(ALLOWED) == set(Event)
+    assert all(CallState.ENDED not in states for states in ALLOWED.values())
+    assert awaiting(HAND_ON) is CallState.ENDED
