@@ -61,7 +61,7 @@ from .jsonrpc import (
     with_id,
 )
 from .kinds import AttemptKind, ErrorKind
-from .ledger import Ledger, attempt_number
+from .ledger import Books, Notice, RecordRef
 from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .policy import (
@@ -149,7 +149,7 @@ _HEDGED = AttemptKind.HEDGE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
 
-class Call(Renewing, Ledger):
+class Call(Renewing):
     """The state of one logical call across its attempts."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
@@ -174,6 +174,7 @@ class Call(Renewing, Ledger):
     _copy_number = 0
     _hedges = 0
     _kind = _POSTED
+    done = False  # the call has its verdict (a resumption opens it again)
     _state = CallState.NEW  # what the call awaits (core/state.py)
     # A caller's notifications/cancelled for a hedged call that races: what gives the race
     # up, for the shell to call before it sends the notification on.
@@ -193,7 +194,7 @@ class Call(Renewing, Ledger):
         breaker = engine.breaker
         if breaker is not None and facts.id is not None:
             self._admit = Admit(breaker, engine.server_key(str(url)))
-        self._session = self._sent_session = headers.get(SESSION_HEADER)
+        session = self._sent_session = headers.get(SESSION_HEADER)
         observed = engine.observed
         self.idempotency = (
             Idempotency.UNSAFE
@@ -202,26 +203,50 @@ class Call(Renewing, Ledger):
             or engine.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
         now = engine.clock()
-        self._start = self._sent_at = now
+        self._sent_at = now
         self._wire_id: RequestId | None = facts.id
         if facts.method == "notifications/cancelled":
-            self._content = observed.remap_cancellation(facts, self._session)
-            self.gives_up = observed.race_cancelled(facts, self._session)
+            self._content = observed.remap_cancellation(facts, session)
+            self.gives_up = observed.race_cancelled(facts, session)
         origin = marked_origin(extensions)
         if origin is None:
             is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
         guard = engine.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
+        guarded = duplicate = None
         if guard.guards(facts, self.idempotency):
-            self._guarded = server = engine.server_key(str(url))
-            self._duplicate = guard.look(server, facts.identity, consented(extensions), now)
-            if self._duplicate is not None and origin is RetryOrigin.NONE:
+            guarded = engine.server_key(str(url))
+            duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
+            if duplicate is not None and origin is RetryOrigin.NONE:
                 origin = RetryOrigin.APPLICATION  # it repeats a call sent before
         self._origin = origin
-        self._attempts: list[AttemptValues] = []
-        self._client = client_info(facts) or observed.client
-        self._protocol_version = headers.get("mcp-protocol-version") or observed.protocol_version
-        self._started_at = engine.wall_clock()
+        self.books = Books(
+            engine,
+            facts,
+            self.idempotency,
+            start=now,
+            started_at=engine.wall_clock(),
+            client=client_info(facts) or observed.client,
+            protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
+            session=session,
+            guarded=guarded,
+            duplicate=duplicate,
+        )
+
+    # -- the books (core/ledger.py), as the shells read them ----------------------------------
+
+    @property
+    def ref(self) -> RecordRef:
+        """Where the newest snapshot of this call's record is kept."""
+        return self.books.ref
+
+    def annotated(self, exc: BaseException) -> BaseException:
+        """``exc`` with the call's record attached (``get_record(exc)``)."""
+        return self.books.annotated(exc)
+
+    def owed(self) -> list[Notice]:
+        """The notifications the hooks are owed since last asked (``Books.owed``)."""
+        return self.books.owed()
 
     # -- events in, commands out -----------------------------------------------------------
 
@@ -230,9 +255,9 @@ class Call(Renewing, Ledger):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._resuming:
             return _RESUME
-        duplicate = self._duplicate
+        duplicate = self.books.duplicate
         if duplicate is not None and duplicate.verdict is Verdict.HELD:
-            return self._refuse(_DUPLICATE, held(duplicate, target(self.ref.current)))
+            return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
         return self._go()
 
     @event(Event.SLEPT)
@@ -375,7 +400,7 @@ class Call(Renewing, Ledger):
         error, kind, resuming = then
         if decision.retry:
             return self._next(decision)
-        self.annotate(error)
+        self.books.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
         if resuming or kind is ErrorKind.DECODING:
@@ -423,12 +448,12 @@ class Call(Renewing, Ledger):
         if tracker.done:
             return END_STREAM
         if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
-            return END_STREAM if error is None else Raise(self.annotated(error))
+            return END_STREAM if error is None else Raise(self.books.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:
             return EndStream(contained)
         if error is not None:
-            return Raise(self.annotated(error))
+            return Raise(self.books.annotated(error))
         return END_STREAM
 
     def stream_closed(self, tracker: StreamTracker) -> None:
@@ -466,7 +491,7 @@ class Call(Renewing, Ledger):
             return
         stop = _ABANDONED
         now = self._engine.clock()
-        held = not self._attempts and not self._in_flight  # awaiting the breaker: unsent
+        held = not self.books.attempts and not self._in_flight  # awaiting the breaker: unsent
         if self._in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
                 ended = verdict(Outcome.STREAM_INCOMPLETE, detail=detail)
@@ -490,11 +515,8 @@ class Call(Renewing, Ledger):
     def _stop_planned(self, stop: Decision, now: float) -> None:
         """The retry the last attempt planned is never sent: the call ends with it."""
         self._give_back()
-        last = self._attempts[-1]
-        self._attempts[-1] = last._replace(decision=stop)
         self.done = True
-        snapshot = self._take_snapshot(last.classification, now)
-        self._finish(snapshot, last.classification, now, self._engine.listeners())
+        self.books.amended(stop, now, self._wire_id)
 
     def reopen(self, last_event_id: str) -> None:
         """The client resumes this call's broken stream (a GET with Last-Event-ID)."""
@@ -506,7 +528,7 @@ class Call(Renewing, Ledger):
         self._reissued = False
         self._delay = 0.0
         self._sent_at = self._engine.clock()
-        self._previous = self._snapshot
+        self.books.reopened()
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, when failures are contained.
@@ -523,7 +545,7 @@ class Call(Renewing, Ledger):
             return None
         if self.facts.method in NEVER_CONTAINED_METHODS:  # the SDK reads it as a verdict
             return None
-        record = self.ref.current
+        record = self.books.ref.current
         final = record.classification
         if final is None:
             return None
@@ -571,6 +593,20 @@ class Call(Renewing, Ledger):
         self._head = None
         self._origin = origin
         self._kind = _HEDGED if copy.kind is CopyKind.HEDGE else _POSTED
+
+    def record_copy(
+        self,
+        copy: Copy,
+        origin: RetryOrigin,
+        classification: Classification,
+        head: Head | None,
+        error_kind: str | None,
+    ) -> None:
+        """Book the attempt of a copy that decided nothing (``Books.copy_ended``)."""
+        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
+        self.books.copy_ended(
+            copy, origin, classification, head, error_kind, sent_session=self._sent_session
+        )
 
     def _send(self) -> Send:
         if self._spent:  # the retry's token is used
@@ -662,13 +698,13 @@ class Call(Renewing, Ledger):
         classification, head, error_kind, retry_after, message, resumable = settle
         engine = self._engine
         now = engine.clock()
-        number = len(self._attempts) + 1 - self._hedges
+        number = len(self.books.attempts) + 1 - self._hedges
         decision = decide(
             engine.policy,
             idempotency=self.idempotency,
             classification=classification,
             attempt=number,
-            elapsed=now - self._start,
+            elapsed=now - self.books.start,
             retry_after=retry_after,
             rand=engine.rand,
         )
@@ -716,6 +752,7 @@ class Call(Renewing, Ledger):
         """Append the attempt that just ended, with what follows it, for the hooks too
         (``final``: the call's verdict if it ends here, when not the attempt's own)."""
         engine = self._engine
+        books = self.books
         self._in_flight = False
         resuming = self._resuming
         hedged = self._hedged
@@ -723,7 +760,7 @@ class Call(Renewing, Ledger):
         if final is None:
             final = classification
         attempt = AttemptValues(
-            number=self._copy_number if hedged else len(self._attempts) + 1,
+            number=self._copy_number if hedged else len(books.attempts) + 1,
             retry_origin=RetryOrigin.APPLICATION if resuming else self._origin,
             wire_id=self._wire_id,
             classification=classification,
@@ -733,30 +770,22 @@ class Call(Renewing, Ledger):
             delay=self._delay,
             retry_after=retry_after,
             decision=decision,
-            elapsed=self._sent_at - self._start,
+            elapsed=self._sent_at - books.start,
             duration=max(0.0, now - self._sent_at),
             kind=kind or (_RESUMED if resuming else self._kind if renewal is None else _RENEWING),
             session_id=self._sent_session if renewal is None else renewal.session,
             fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
         )
-        self._attempts.append(attempt)
+        books.add(attempt, head, hedged=hedged)
         if hedged:
-            self._attempts.sort(key=attempt_number)
-            self._copy_number = len(self._attempts) + 1  # an attempt after the race
+            self._copy_number = len(books.attempts) + 1  # an attempt after the race
         self._resuming = False
-        if head is not None and head.session_id and self._session is None:
-            self._session = head.session_id
         if decision.retry:
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, final, message, self._session)
-        snapshot = self._take_snapshot(final if self.done else None, now)
-        listeners = engine.listeners()
-        if listeners:
-            self._tell(listeners, snapshot, attempt=True)
-        if self.done:
-            self._finish(snapshot, final, now, listeners)
+            engine.observed.learn(self.facts, final, message, books.session)
+        books.ended(final if self.done else None, now, self._wire_id)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
@@ -771,7 +800,7 @@ class Call(Renewing, Ledger):
             return
         self._wire_id = engine.fresh_id()
         self._content = with_id(facts.exact_message(), self._wire_id)
-        engine.observed.resent(self._session, facts.id, self._wire_id)
+        engine.observed.resent(self.books.session, facts.id, self._wire_id)
 
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by

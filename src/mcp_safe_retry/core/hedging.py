@@ -19,9 +19,19 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .call import Call
 from .classify import Classification, Outcome, classify_answer, verdict
-from .commands import Admit, Command, Consult, Read, Send, Sleep
+from .commands import Admit, Command, Consult, HeaderEdits, Lock, Read, Send, Sleep, Unlock
 from .events import Head, streams
-from .hedge import CancelBy, Copy, Race, Step, Verdict, cancel_by, ending_of, may_hedge
+from .hedge import (
+    CancelBy,
+    Copy,
+    Race,
+    Step,
+    Verdict,
+    cancel_by,
+    cancellation,
+    ending_of,
+    may_hedge,
+)
 from .jsonrpc import RequestId
 from .kinds import ErrorKind
 from .latency import hedge_delay
@@ -33,7 +43,27 @@ from .tally import asked_wait, refund, tally
 if TYPE_CHECKING:
     from .context import CallContext
 
-__all__ = ["Hedging", "Launch", "Loser", "Turn", "hedged"]
+__all__ = [
+    "CANCEL_EDITS",
+    "CANCEL_TIME_LIMIT",
+    "Hedging",
+    "Launch",
+    "Loser",
+    "Turn",
+    "carries_on",
+    "hedged",
+]
+
+CANCEL_TIME_LIMIT = 2.0
+"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+
+_CARRIED_ON = (Send, Lock, Unlock)
+
+
+def carries_on(command: Command) -> bool:
+    """Whether a command that settled a race leaves the exchange going (a session renewal
+    after a copy's 404): the shell's own loop carries it on, unhedged."""
+    return isinstance(command, _CARRIED_ON)
 
 
 class Launch(NamedTuple):
@@ -45,11 +75,20 @@ class Launch(NamedTuple):
 
 class Loser(NamedTuple):
     """A copy still in flight that lost: cancel its task, close its response, and, when
-    ``notify``, POST ``notifications/cancelled`` for ``wire_id`` (``hedge.cancellation``)."""
+    ``notice`` is not None, POST it (``notifications/cancelled`` for the copy's own id,
+    ``hedge.cancellation``) with the caller's headers changed as ``edits`` say, given up
+    after ``time_limit`` seconds."""
 
     number: int
     wire_id: RequestId
-    notify: bool
+    notice: bytes | None = None
+    edits: HeaderEdits = ()
+    time_limit: float = CANCEL_TIME_LIMIT
+
+
+CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
+"""How a loser's cancellation differs from the caller's request headers: it is no call of a
+method or a tool (its body's length is its own)."""
 
 
 class Turn(NamedTuple):
@@ -112,6 +151,7 @@ class Hedging:
         self._server = server
         self._delay = delay
         self._notify = notify
+        self.cancel_time_limit = CANCEL_TIME_LIMIT  # a loser's cancellation POST, at most
         self._first_origin = call.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
         self.race: Race | None = None
@@ -350,7 +390,10 @@ class Hedging:
             self.call.record_copy(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
             assert copy.wire_id is not None  # a hedged call has an id
             notify = self._notify and not (caller_notifies and copy.number == 1)
-            losers.append(Loser(copy.number, copy.wire_id, notify))
+            notice = cancellation(copy.wire_id) if notify else None
+            losers.append(
+                Loser(copy.number, copy.wire_id, notice, CANCEL_EDITS, self.cancel_time_limit)
+            )
         return tuple(losers)
 
     def _learn(self, race: Race) -> None:

@@ -1,7 +1,8 @@
 """What one call leaves behind: its attempts' record (snapshots a response or an exception
 finds through a RecordRef), the notifications its hooks are owed, its entry in the history.
 
-``Ledger`` is the part of ``call.Call`` that keeps books rather than decides.
+``Books`` is the part a ``call.Call`` holds to keep books rather than decide: the call tells
+it each attempt as it ends and when the call is over; it never decides anything.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .hedge import Copy, CopyKind
 from .hooks import Hook
 from .jsonrpc import RequestFacts, RequestId
 from .kinds import AttemptKind
-from .policy import Idempotency
+from .policy import Decision, Idempotency
 from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RECORD_ATTRIBUTE",
     "RECORD_EXTENSION",
-    "Ledger",
+    "Books",
     "Notice",
     "RecordRef",
     "attempt_number",
@@ -41,59 +42,69 @@ class RecordRef:
     """Where a response (or the exception that ends a call) finds the newest snapshot of
     its call's record (asked of the call when read: handing one on costs no snapshot)."""
 
-    __slots__ = ("_ledger",)
+    __slots__ = ("_books",)
 
-    def __init__(self, ledger: Ledger) -> None:
-        self._ledger = ledger
+    def __init__(self, books: Books) -> None:
+        self._books = books
 
     @property
     def snapshot(self) -> LazyRecord:
-        return self._ledger.latest()
+        return self._books.latest()
 
     @property
     def current(self) -> CallRecord:
-        return self._ledger.latest().get()
+        return self._books.latest().get()
 
 
-class Ledger:
+class Books:
     """The books of one call: its attempts, the newest snapshot of its record, and what the
-    hooks have yet to hear."""
+    hooks have yet to hear (``owed``)."""
 
-    # Set by Call.__init__.
-    _engine: CallContext
-    facts: RequestFacts
-    idempotency: Idempotency
-    _attempts: list[AttemptValues]
-    _wire_id: RequestId | None
-    _session: str | None
-    _client: str | None
-    _protocol_version: str | None
-    _started_at: float
-    _start: float
-    _in_flight: bool
-    _sent_session: str | None
     # What most calls never change, as class-level defaults: fewer stores per call.
-    _previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
+    previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
-    # The duplicate guard (core/guard.py): the server key of a call it watches, and the
-    # earlier call this one repeats while that may have run.
-    _guarded: str | None = None
-    _duplicate: Duplicate | None = None
-    done = False
+
+    def __init__(
+        self,
+        context: CallContext,
+        facts: RequestFacts,
+        idempotency: Idempotency,
+        *,
+        start: float,
+        started_at: float,
+        client: str | None,
+        protocol_version: str | None,
+        session: str | None,
+        guarded: str | None,
+        duplicate: Duplicate | None,
+    ) -> None:
+        self._context = context
+        self._facts = facts
+        self._idempotency = idempotency
+        self.start = start  # monotonic: the call's first send
+        self.started_at = started_at  # wall clock, for the record
+        self._client = client
+        self._protocol_version = protocol_version
+        self.session = session  # the session of the call's record (the first one seen)
+        # The duplicate guard (core/guard.py): the server key of a call it watches, and the
+        # earlier call this one repeats while that may have run.
+        self._guarded = guarded
+        self.duplicate = duplicate
+        self.attempts: list[AttemptValues] = []
 
     @property
     def ref(self) -> RecordRef:
         """Where the newest snapshot of this call's record is kept."""
-        # A new one each time, never kept here: a call holding a ref that holds the call
-        # would be a cycle, left for the garbage collector on every call.
+        # A new one each time, never kept here: books holding a ref that holds them would
+        # be a cycle, left for the garbage collector on every call.
         return RecordRef(self)
 
     def latest(self) -> LazyRecord:
         """The newest snapshot of the record (one taken now if none was yet)."""
         snapshot = self._snapshot
         if snapshot is None:
-            snapshot = self._take_snapshot(None, self._start)
+            snapshot = self.take(None, self.start)
         return snapshot
 
     def annotated(self, exc: BaseException) -> BaseException:
@@ -132,17 +143,50 @@ class Ledger:
         self._pending = None
         return pending
 
-    def record_copy(
+    def add(self, attempt: AttemptValues, head: Head | None, *, hedged: bool) -> None:
+        """Keep an attempt that ended (a hedged call's are numbered as their copies were
+        sent); the record's session is the first one an answer named."""
+        attempts = self.attempts
+        attempts.append(attempt)
+        if hedged:
+            attempts.sort(key=attempt_number)
+        if head is not None and head.session_id and self.session is None:
+            self.session = head.session_id
+
+    def ended(self, final: Classification | None, now: float, wire_id: RequestId | None) -> None:
+        """Take the snapshot after an attempt (``final``: the call's verdict when the call
+        ends with it, else None), tell the hooks, and close the books if it ended."""
+        snapshot = self.take(final, now)
+        listeners = self._context.listeners()
+        if listeners:
+            self._tell(listeners, snapshot, attempt=True)
+        if final is not None:
+            self._finish(snapshot, final, now, listeners, wire_id)
+
+    def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
+        """The retry the last attempt planned is never sent: the call ends with ``stop``."""
+        last = self.attempts[-1]
+        self.attempts[-1] = last._replace(decision=stop)
+        snapshot = self.take(last.classification, now)
+        self._finish(snapshot, last.classification, now, self._context.listeners(), wire_id)
+
+    def reopened(self) -> None:
+        """A resumption: the record it ends with replaces this one in the history."""
+        self.previous = self._snapshot
+
+    def copy_ended(
         self,
         copy: Copy,
         origin: RetryOrigin,
         classification: Classification,
         head: Head | None,
         error_kind: str | None,
+        *,
+        sent_session: str | None,
     ) -> None:
         """Add the attempt of a copy that decided nothing (it failed while others flew, or
         lost): its fate is the copy's state."""
-        now = self._engine.clock()
+        now = self._context.clock()
         attempt = AttemptValues(
             number=copy.number,
             retry_origin=origin,
@@ -154,24 +198,20 @@ class Ledger:
             delay=0.0,
             retry_after=None,
             decision=None,
-            elapsed=copy.sent_at - self._start,
+            elapsed=copy.sent_at - self.start,
             duration=max(0.0, now - copy.sent_at),
             kind=AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
-            session_id=self._sent_session,
+            session_id=sent_session,
             fate=str(copy.state),
         )
-        self._attempts.append(attempt)
-        self._attempts.sort(key=attempt_number)
-        self._in_flight = False  # none adopted: an abandoned call adds no attempt of its own
-        if head is not None and head.session_id and self._session is None:
-            self._session = head.session_id
-        snapshot = self._take_snapshot(None, now)
-        listeners = self._engine.listeners()
+        self.add(attempt, head, hedged=True)
+        snapshot = self.take(None, now)
+        listeners = self._context.listeners()
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
 
     def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
-        """Keep a notification for ``publish`` (an attempt's end, or else the call's)."""
+        """Keep a notification for the shell to tell (an attempt's end, or else the call's)."""
         if self._pending is None:
             self._pending = []
         self._pending.append((listeners, snapshot, attempt))
@@ -182,51 +222,52 @@ class Ledger:
         classification: Classification,
         now: float,
         listeners: tuple[Hook, ...],
+        wire_id: RequestId | None,
     ) -> None:
-        engine = self._engine
-        facts = self.facts
+        context = self._context
+        facts = self._facts
         if facts.id is not None:
-            if self._wire_id is not facts.id:
-                engine.observed.settled(self._session, facts.id)
+            if wire_id is not facts.id:
+                context.observed.settled(self.session, facts.id)
             outcome = classification.outcome
             if outcome is not Outcome.REDIRECT:  # a hop: the request sent on to its Location
-                engine.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
+                context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
-                engine.guard.settled(
+                context.guard.settled(
                     self._guarded,
                     facts.identity,
-                    self._attempts,
+                    self.attempts,
                     classification,
                     request_id=facts.id,
-                    started_at=self._started_at,
-                    session_id=self._session,
+                    started_at=self.started_at,
+                    session_id=self.session,
                     now=now,
                 )
-        engine.history.append(snapshot, replacing=self._previous)
-        self._previous = None
+        context.history.append(snapshot, replacing=self.previous)
+        self.previous = None
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
 
-    def _take_snapshot(self, final: Classification | None, now: float) -> LazyRecord:
+    def take(self, final: Classification | None, now: float) -> LazyRecord:
         """Freeze the record's values as they are now (the record is built when read)."""
-        facts = self.facts
+        facts = self._facts
         snapshot = LazyRecord(
             RecordValues(
                 method=facts.method,
                 tool=facts.tool,
                 request_id=facts.id,
-                idempotency=self.idempotency,
-                attempts=tuple(self._attempts),
+                idempotency=self._idempotency,
+                attempts=tuple(self.attempts),
                 classification=final,
                 complete=final is not None,
                 client=self._client,
                 protocol_version=self._protocol_version,
-                session_id=self._session,
-                scenario=self._engine.scenario,
+                session_id=self.session,
+                scenario=self._context.scenario,
                 arguments_digest=facts.identity,  # worked out when the record is built
-                started_at=self._started_at,
-                duration=max(0.0, now - self._start),
-                duplicate_of=self._duplicate,
+                started_at=self.started_at,
+                duration=max(0.0, now - self.start),
+                duplicate_of=self.duplicate,
             )
         )
         self._snapshot = snapshot

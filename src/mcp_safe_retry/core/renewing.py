@@ -23,6 +23,7 @@ from .state import CallState, Event, event, expect
 if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
+    from .ledger import Books
 
 __all__ = ["Renewing"]
 
@@ -40,7 +41,7 @@ class Renewing:
     _busy: bool
     _engine: CallContext
     facts: RequestFacts
-    _session: str | None  # the session of the call's record
+    books: Books  # the call's books: the session of its record
     _sent_session: str | None  # the Mcp-Session-Id the call's request goes out with
     _wire_id: RequestId | None
     _sent_at: float
@@ -163,7 +164,7 @@ class Renewing:
     def _resend_in(self, session: str) -> Command:
         """Re-send the request (under the fresh id its retry prepared) in ``session``."""
         self._renewed = True
-        self._session = self._sent_session = session
+        self.books.session = self._sent_session = session
         self._edits = ((SESSION_HEADER, session),)
         return self._send()
 

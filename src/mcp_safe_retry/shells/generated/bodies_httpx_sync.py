@@ -35,7 +35,16 @@ from ...instrumentation.hooks import publish
 from ..errors_httpx import BodyTooLarge, describe_error, refusal
 from ..support import RESPONSE_HEADERS, header_values, strip_headers
 
-__all__ = ["Ended", "Exchange", "answered", "head_of", "read_whole", "streaming", "with_body"]
+__all__ = [
+    "Ended",
+    "Exchange",
+    "answered",
+    "edited",
+    "head_of",
+    "read_whole",
+    "streaming",
+    "with_body",
+]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
@@ -283,13 +292,18 @@ def head_of(response: httpx.Response) -> Head:
 def with_body(request: httpx.Request, content: bytes, edits: HeaderEdits = ()) -> httpx.Request:
     """The request with another body (a re-sent or hedged copy under an id of its own), and
     its headers changed as ``edits`` say."""
-    names = [name.encode() for name, _ in edits]
-    headers = strip_headers(request.headers.raw, b"content-length", b"transfer-encoding", *names)
-    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
     return httpx.Request(
         request.method,
         request.url,
-        headers=headers,
+        headers=edited(request.headers.raw, edits),
         content=content,
         extensions=request.extensions,
     )
+
+
+def edited(raw: list[tuple[bytes, bytes]], edits: HeaderEdits) -> list[tuple[bytes, bytes]]:
+    """Header pairs for another body (its length is its own), changed as ``edits`` say."""
+    names = [name.encode() for name, _ in edits]
+    headers = strip_headers(raw, b"content-length", b"transfer-encoding", *names)
+    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
+    return headers

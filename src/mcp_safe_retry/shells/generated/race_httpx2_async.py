@@ -5,10 +5,11 @@ Hedged reads in the async httpx2 shell: the copies of one call raced in a task g
 It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each copy runs in
 a task of its own, in a cancel scope of its own, and reports what it met; a loser's scope is
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
-session, a ``notifications/cancelled`` for the loser's own id is POSTed, shielded, within
-``CANCEL_TIME_LIMIT``. Cancelling the caller cancels every copy. The breaker and the budget
-are asked what the core says to ask them (``Admit``, ``Consult``): awaited, never blocking
-the event loop, before the first copy, before a hedge, and before a retry.
+session, the ``notifications/cancelled`` the core built for the loser's own id is POSTed,
+shielded, within the loser's time limit. Cancelling the caller cancels every copy. The
+breaker and the budget are asked what the core says to ask them (``Admit``, ``Consult``):
+awaited, never blocking the event loop, before the first copy, before a hedge, and before
+a retry.
 
 An SSE answer commits the call to its copy as soon as its 2xx head arrives (the others are
 cancelled then): a transport hands one response on, and cannot hand on a stream while other
@@ -26,28 +27,18 @@ import anyio
 import anyio.abc
 import httpx2 as httpx
 
-from ...core.commands import Admit, Consult, Lock, Send, Sleep, Unlock
+from ...core.commands import Admit, Consult, Sleep
 from ...core.events import Head
-from ...core.hedge import cancellation
-from ...core.hedging import Hedging, Launch, Loser, Turn
-from ...core.jsonrpc import RequestId
+from ...core.hedging import Hedging, Launch, Loser, Turn, carries_on
 from ...instrumentation.hooks import publish
-from ..support import strip_headers
-from .bodies_httpx2_async import Ended, Exchange, head_of, read_whole, with_body
+from .bodies_httpx2_async import Ended, Exchange, edited, head_of, read_whole, with_body
 from .errors_httpx2 import describe_error
 
-__all__ = ["CANCELLED_BY_CALLER", "CANCEL_TIME_LIMIT", "race"]
-
-CANCEL_TIME_LIMIT = 2.0
-"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+__all__ = ["CANCELLED_BY_CALLER", "race"]
 
 _Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head and body read
 
 CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
-
-_CARRIED_ON = (Send, Lock, Unlock)  # the exchange goes on after the race
-
-_NOT_FORWARDED = (b"content-length", b"transfer-encoding", b"mcp-method", b"mcp-name")
 
 
 async def race(
@@ -79,7 +70,7 @@ async def race(
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
     command = racing.ended.command
-    if isinstance(command, _CARRIED_ON):
+    if carries_on(command):
         return await exchange(hedging.call, request, command)
     return racing.ended
 
@@ -148,10 +139,10 @@ class _Racing:
                     await response.aclose()
             self.ended = None
         turn = self._hedging.abandon()
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
+        limit = self._hedging.cancel_time_limit
+        with anyio.CancelScope(shield=True), anyio.move_on_after(limit):
             for loser in turn.cancel:
-                if loser.notify:
-                    await self._notify(loser.wire_id)
+                await self._notify(loser)
 
     def _launch(self, launch: Launch) -> None:
         scope = self._scopes[launch.number] = anyio.CancelScope()
@@ -224,7 +215,7 @@ class _Racing:
         elif isinstance(then, Launch):
             await self._close(answer)
             self._launch(then)
-        elif answer is None or isinstance(then, _CARRIED_ON):
+        elif answer is None or carries_on(then):
             await self._close(answer)  # settled by a failure, or carried on after the race
             self.ended = Ended(then)
         else:
@@ -235,21 +226,23 @@ class _Racing:
 
     def _cancel(self, loser: Loser) -> None:
         self._scopes[loser.number].cancel()
-        if loser.notify:
-            self.tasks.start_soon(self._notify_shielded, loser.wire_id)
+        if loser.notice is not None:
+            self.tasks.start_soon(self._notify_shielded, loser)
 
-    async def _notify_shielded(self, wire_id: RequestId) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_TIME_LIMIT):
-            await self._notify(wire_id)
+    async def _notify_shielded(self, loser: Loser) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(loser.time_limit):
+            await self._notify(loser)
 
-    async def _notify(self, wire_id: RequestId) -> None:
-        """POST ``notifications/cancelled`` for a loser's own id (best effort)."""
+    async def _notify(self, loser: Loser) -> None:
+        """POST the loser's ``notifications/cancelled``, if it has one (best effort)."""
+        if loser.notice is None:
+            return
         request = self._request
         notice = httpx.Request(
             "POST",
             request.url,
-            headers=strip_headers(request.headers.raw, *_NOT_FORWARDED),
-            content=cancellation(wire_id),
+            headers=edited(request.headers.raw, loser.edits),
+            content=loser.notice,
         )
         try:
             response = await self._inner.handle_async_request(notice)
