@@ -42,6 +42,19 @@ def launched_id(launch: object) -> object:
     return json.loads(launch.content)["id"]
 
 
+def notified(number: int, wire_id: object) -> Loser:
+    """A loser cancelled with ``notifications/cancelled`` for its own id (2025, a session)."""
+    params = {"requestId": wire_id, "reason": "hedged request lost"}
+    notice = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+    body = json.dumps(notice, separators=(",", ":")).encode()
+    return Loser(number, wire_id, body, (("mcp-method", None), ("mcp-name", None)), 2.0)  # type: ignore[arg-type]
+
+
+def closed(number: int, wire_id: object) -> Loser:
+    """A loser cancelled by closing its response only."""
+    return Loser(number, wire_id, None, (("mcp-method", None), ("mcp-name", None)), 2.0)  # type: ignore[arg-type]
+
+
 def fates(call: Call) -> list[tuple[int, AttemptKind, str | None, Reason | None]]:
     return [
         (a.number, a.kind, a.fate, a.decision.reason if a.decision else None)
@@ -90,7 +103,7 @@ def test_the_hedge_wins_the_first_copy_is_cancelled_the_answer_goes_on_under_the
     assert h.headed(2, JSON) == Read(e.max_event_bytes)
     turn = h.received(2, JSON, answer(wire_id))
     # In a 2025 session the loser is cancelled with notifications/cancelled for its id.
-    assert turn == Turn((Loser(1, 7, True),), HandOn(handed_on()))
+    assert turn == Turn((notified(1, 7),), HandOn(handed_on()))
     assert h.race is not None and h.race.winner == 2
     assert [c.state for c in h.race.copies] == [CopyState.LOST, CopyState.WON]
     call = h.call
@@ -122,7 +135,7 @@ def test_the_first_copy_wins_the_hedge_is_closed_without_a_notification_outside_
     wire_id = launched_id(h.hedge())
     assert h.headed(1, JSON) == Read(e.max_event_bytes)
     turn = h.received(1, JSON, answer(7))
-    assert turn == Turn((Loser(2, wire_id, False),), HandOn(None))  # its own id: as it came
+    assert turn == Turn((closed(2, wire_id),), HandOn(None))  # its own id: as it came
     # The loser's late answer is dropped: nothing to do but close it.
     assert h.headed(2, JSON) == Read(e.max_event_bytes)
     assert h.received(2, JSON, answer(wire_id)) == Turn()
@@ -182,7 +195,7 @@ def test_a_streamed_answer_commits_the_race_and_the_call_streams_it() -> None:
     launched_id(h.hedge())
     assert h.headed(1, SSE) is None  # it streams: the shell reports it with streamed()
     turn = h.streamed(1, SSE)
-    assert turn.cancel == (Loser(2, turn.cancel[0].wire_id, True),)
+    assert turn.cancel == (notified(2, turn.cancel[0].wire_id),)
     assert type(turn.then) is Stream
     # The race stays open until the stream ends (a break leaves the retry decision).
     assert h.race is not None and h.race.winner is None
@@ -196,7 +209,7 @@ def test_the_caller_giving_up_cancels_every_copy_the_first_without_a_notificatio
     clock.now = 0.05
     wire_id = launched_id(h.hedge())
     # The caller's own notifications/cancelled names the first copy: only the hedge gets one.
-    assert h.abandon() == Turn((Loser(1, 7, False), Loser(2, wire_id, True)))
+    assert h.abandon() == Turn((closed(1, 7), notified(2, wire_id)))
     assert h.race is not None and h.race.abandoned
 
 
