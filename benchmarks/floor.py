@@ -36,8 +36,8 @@ import httpx2
 import msgspec
 
 from mcp_safe_retry import classify
-from mcp_safe_retry.core.fast import Quick, quick_read
 from mcp_safe_retry.core.jsonrpc import parse_request
+from mcp_safe_retry.core.quick_read import Quick, quick_read
 from mcp_safe_retry.core.sse import SSEDecoder
 
 from . import async_httpx2

@@ -39,7 +39,8 @@ import httpx
 if __package__ in (None, ""):  # run as a script from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from mcp_safe_retry import AdaptiveDelay, History, Idempotency, RetryPolicy
+from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry.policy import AdaptiveDelay
 
 SCENARIO = "latency.slow_tail"
 MODERN = "2026-07-28"

@@ -26,7 +26,7 @@ Rule = tuple[str, str]
 # Async to sync: whole words, applied in order.
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
-    ("from ..race_httpx_async import race\n", "from ..support import no_race as race\n"),
+    ("from ..race_httpx_async import race\n", "from ..wiring import no_race as race\n"),
     ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
     ("Awaitable[None]", "None"),
     ("Awaitable[Ended]", "Ended"),
@@ -91,7 +91,7 @@ SOURCES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("bodies_httpx2_sync.py", "sync, httpx2", SYNC2),
     ],
     "errors_httpx.py": [("errors_httpx2.py", "httpx2", ASYNC2)],
-    # Hedged reads race copies in async shells only: sync shells refuse them (support.hedges).
+    # Hedged reads race copies in async shells only: sync shells refuse them (wiring.hedges).
     "race_httpx_async.py": [("race_httpx2_async.py", "async, httpx2", ASYNC2)],
 }
 

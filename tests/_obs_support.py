@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 import mcp_safe_retry
+import mcp_safe_retry.hooks
 
 URL = "http://127.0.0.1:8931/mcp"
 LATENCY = 0.005  # seconds each scripted answer takes on the fake clock
@@ -85,7 +86,7 @@ class Server:
 
 def transport(
     server: Server,
-    hooks: Sequence[mcp_safe_retry.Hook] = (),
+    hooks: Sequence[mcp_safe_retry.hooks.Hook] = (),
     *,
     policy: mcp_safe_retry.RetryPolicy | None = None,
     scenario: str | None = None,
@@ -101,7 +102,7 @@ def transport(
 
 
 def async_transport(
-    server: Server, hooks: Sequence[mcp_safe_retry.Hook] = ()
+    server: Server, hooks: Sequence[mcp_safe_retry.hooks.Hook] = ()
 ) -> mcp_safe_retry.AsyncRetryTransport:
     return mcp_safe_retry.AsyncRetryTransport(
         httpx.MockTransport(server),

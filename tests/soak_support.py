@@ -44,20 +44,22 @@ if importlib.util.find_spec("mcp_safe_retry") is None:  # a checkout without an 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
-    Attempt,
-    CallRecord,
     History,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
-    RetryOrigin,
     RetryPolicy,
     get_record,
 )
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.records import (
+    CONTAINED_ERROR_CODE,
+    Attempt,
+    CallRecord,
+    Outcome,
+    Reason,
+    RetryOrigin,
+)
 from mcp_safe_retry_kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [

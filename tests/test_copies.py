@@ -30,20 +30,13 @@ from opentelemetry.sdk.trace import TracerProvider
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import (
-    AdaptiveDelay,
-    CircuitBreaker,
-    GrpcBudget,
-    History,
-    Idempotency,
-    Jitter,
-    JsonLinesSink,
-    RetryBudget,
-    RetryPolicy,
-)
+from mcp_safe_retry import CircuitBreaker, History, Idempotency, RetryBudget, RetryPolicy
 from mcp_safe_retry.core.breaker import CircuitState
+from mcp_safe_retry.core.budget import GrpcBudget
+from mcp_safe_retry.hooks import JsonLinesSink
 from mcp_safe_retry.instrumentation.logs import LoggingHook
 from mcp_safe_retry.otel import OpenTelemetryHook
+from mcp_safe_retry.policy import AdaptiveDelay, Jitter
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 from tests.helpers import ok_result, tool_call
 from tests.redis_support import RedisServer

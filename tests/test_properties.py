@@ -11,10 +11,13 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry import Idempotency, Jitter, Outcome, RetryPolicy, RetryTransport, classify
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.policy import decide, parse_retry_after
+from mcp_safe_retry import Idempotency, RetryPolicy, RetryTransport, classify
+from mcp_safe_retry.core.decision import decide
+from mcp_safe_retry.core.headers import parse_retry_after
+from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.core.sse import SSEDecoder
+from mcp_safe_retry.policy import Jitter
+from mcp_safe_retry.records import Outcome
 
 CONTENT_TYPES = st.sampled_from(
     [

@@ -37,8 +37,6 @@ _KNOWN = {
     "core/breaker.py": {"time"},
     # The token a pickled shared budget or breaker is known by across processes.
     "core/live.py": {"secrets"},
-    # Being moved out of the core on the branch that splits policy.py (issue 21, item 6).
-    "core/policy.py": {"random", "tenacity"},
 }
 
 

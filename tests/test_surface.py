@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -13,54 +14,129 @@ import httpx
 import pytest
 
 import mcp_safe_retry
-from mcp_safe_retry import Outcome, RetryTransport, classify, get_record
+import mcp_safe_retry.records
+from mcp_safe_retry import RetryTransport, classify, get_record
 from mcp_safe_retry.core.breaker import circuit_open
+from mcp_safe_retry.records import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_exported_members() -> None:
-    public = {
-        name
-        for name, value in vars(mcp_safe_retry).items()
-        if not name.startswith("_") and not isinstance(value, type(mcp_safe_retry))
-    }
-    assert public | {"__version__"} == set(mcp_safe_retry.__all__)
-    for name in mcp_safe_retry.__all__:
-        assert hasattr(mcp_safe_retry, name)
-    contract = {
+SURFACE = {
+    "mcp_safe_retry": {
+        "AsyncRetryTransport",
+        "BodyTooLarge",
+        "Breaker",
+        "Budget",
+        "CircuitBreaker",
+        "CircuitOpenError",
+        "DuplicateCallError",
+        "History",
+        "Idempotency",
+        "RetryBudget",
+        "RetryPolicy",
+        "RetryTransport",
+        "__version__",
+        "allow_duplicate",
+        "classify",
+        "get_record",
+        "mcp_client",
+        "retry_origin",
+    },
+    "mcp_safe_retry.httpx2": {"AsyncRetryTransport", "RetryTransport", "mcp_client"},
+    "mcp_safe_retry.records": {
+        "CONTAINED_ERROR_CODE",
+        "Attempt",
+        "AttemptKind",
+        "CallRecord",
+        "Classification",
+        "Decision",
+        "Delivery",
+        "ErrorKind",
         "Layer",
         "Outcome",
-        "Classification",
-        "classify",
-        "RetryPolicy",
-        "Idempotency",
-        "Jitter",
-        "RetryTransport",
-        "AsyncRetryTransport",
-        "CallRecord",
-        "Attempt",
+        "Reason",
         "RetryOrigin",
-        "History",
-        "get_record",
-        "retry_origin",
-        "Delivery",
-        "DuplicateCallError",
-        "allow_duplicate",
+    },
+    "mcp_safe_retry.hooks": {"Hook", "JsonLinesSink", "LoggingHook"},
+    "mcp_safe_retry.policy": {
+        "MAX_HEDGES",
+        "READ_METHODS",
+        "AdaptiveDelay",
+        "DuplicateGuard",
+        "Jitter",
+    },
+    "mcp_safe_retry.extensions": {
         "ALLOW_DUPLICATE_EXTENSION",
-    }
-    assert contract <= set(mcp_safe_retry.__all__)
+        "IDEMPOTENCY_EXTENSION",
+        "ORIGIN_EXTENSION",
+        "RECORD_EXTENSION",
+    },
+    "mcp_safe_retry.tenacity": {"wait_strategy"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SURFACE))
+def test_exported_members(name: str) -> None:
+    """Each public namespace exports exactly what it lists, and nothing else is public."""
+    module = importlib.import_module(name)
+    assert set(module.__all__) == SURFACE[name]
+    if name != "mcp_safe_retry.tenacity":  # the namespaces that only gather names
+        public = {
+            member
+            for member, value in vars(module).items()
+            if not member.startswith("_") and not isinstance(value, type(mcp_safe_retry))
+        }
+        assert public <= set(module.__all__)
+    for member in module.__all__:
+        assert hasattr(module, member)
+
+
+def test_every_name_is_public_once() -> None:
+    """No class or function is exported under two public paths (the extension keys and
+    constants are plain values, not counted)."""
+    seen: dict[int, str] = {}
+    for name, members in SURFACE.items():
+        module = importlib.import_module(name)
+        for member in members - {"__version__"}:
+            value = getattr(module, member)
+            if isinstance(value, type) or callable(value):
+                where = f"{name}.{member}"
+                assert id(value) not in seen or name == "mcp_safe_retry.httpx2", (
+                    f"{where} is also {seen[id(value)]}"
+                )
+                seen[id(value)] = where
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+@pytest.mark.parametrize("failure", ["CircuitOpenError", "DuplicateCallError", "BodyTooLarge"])
+def test_one_exception_class_catches_both_flavours(library: str, failure: str) -> None:
+    """``mcp_safe_retry.X`` catches the class each flavour raises, which stays an exception
+    of its own HTTP library (so an SDK catching that library's errors still catches it)."""
+    lib = pytest.importorskip(library)
+    module = "errors_httpx" if library == "httpx" else "generated.errors_httpx2"
+    raised = getattr(importlib.import_module(f"mcp_safe_retry.shells.{module}"), failure)
+    assert issubclass(raised, getattr(mcp_safe_retry, failure))
+    own = lib.ReadError if failure == "BodyTooLarge" else lib.TransportError
+    assert issubclass(raised, own)
+    with pytest.raises(getattr(mcp_safe_retry, failure)):
+        raise raised("held", request=lib.Request("POST", "http://mcp.test/"))
 
 
 def test_enum_values() -> None:
-    assert [layer.value for layer in mcp_safe_retry.Layer] == [
+    assert [layer.value for layer in mcp_safe_retry.records.Layer] == [
         "transport",
         "protocol",
         "interaction",
         "application",
     ]
     assert all(o.value == o.name for o in Outcome)
-    assert [o.value for o in mcp_safe_retry.RetryOrigin] == ["none", "sdk", "application", "manual"]
+    assert [o.value for o in mcp_safe_retry.records.RetryOrigin] == [
+        "none",
+        "sdk",
+        "application",
+        "manual",
+    ]
 
 
 def test_every_outcome_is_produced() -> None:

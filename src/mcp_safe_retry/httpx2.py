@@ -1,18 +1,14 @@
 """The retry transports for httpx2, the HTTP client of ``mcp`` 2.x and ``fastmcp`` 4.x.
 
-Same engine, same signatures and behaviour as ``mcp_safe_retry.RetryTransport`` and
-``mcp_safe_retry.AsyncRetryTransport``; importing this module requires ``httpx2``.
+Same engine, same signatures and behaviour as ``mcp_safe_retry.RetryTransport``,
+``mcp_safe_retry.AsyncRetryTransport`` and ``mcp_safe_retry.mcp_client``; importing this module
+requires ``httpx2``. Everything else (the policy, records, exceptions) is shared: import it
+from ``mcp_safe_retry``. The exceptions the httpx2 transports raise derive from
+``httpx2.TransportError`` and from ``mcp_safe_retry``'s own class of the same name, which
+catches them.
 """
 
-from .shells.generated.errors_httpx2 import BodyTooLarge, CircuitOpenError, DuplicateCallError
 from .shells.generated.httpx2_async import AsyncRetryTransport, mcp_client
 from .shells.generated.httpx2_sync import RetryTransport
 
-__all__ = [
-    "AsyncRetryTransport",
-    "BodyTooLarge",
-    "CircuitOpenError",
-    "DuplicateCallError",
-    "RetryTransport",
-    "mcp_client",
-]
+__all__ = ["AsyncRetryTransport", "RetryTransport", "mcp_client"]

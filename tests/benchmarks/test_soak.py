@@ -10,16 +10,8 @@ from typing import Any
 
 import pytest
 
-from mcp_safe_retry import (
-    Action,
-    Attempt,
-    CallRecord,
-    Decision,
-    Idempotency,
-    Reason,
-    RetryOrigin,
-    classify,
-)
+from mcp_safe_retry import Idempotency, classify
+from mcp_safe_retry.records import Attempt, CallRecord, Decision, Reason, RetryOrigin
 from mcp_safe_retry_kitchen import KitchenState, PostRecord
 from tests.soak_support import (
     FAULTS,
@@ -156,8 +148,8 @@ def _failed(report: SoakReport) -> set[str]:
 
 def test_checker_flags_an_unsafe_call_sent_twice() -> None:
     call = _planned("charge", "http.503-once")
-    retry = Decision(Action.RETRY, Reason.RETRYABLE_STATUS, 0.001)
-    record = _record("charge", (503, retry), (503, Decision(Action.STOP, Reason.MAX_RETRIES)))
+    retry = Decision(True, Reason.RETRYABLE_STATUS, 0.001)
+    record = _record("charge", (503, retry), (503, Decision.stop(Reason.MAX_RETRIES)))
     state = KitchenState(
         posts=(_post(1, 503, "http_status", "charge"), _post(2, 503, "http_status", "charge")),
         posts_dropped=0,
@@ -170,7 +162,7 @@ def test_checker_flags_an_unsafe_call_sent_twice() -> None:
 
 def test_checker_flags_a_transient_read_failure_left_unretried() -> None:
     call = _planned("lookup", "http.503-once")
-    record = _record("lookup", (503, Decision(Action.STOP, Reason.NOT_RETRYABLE)))
+    record = _record("lookup", (503, Decision.stop(Reason.NOT_RETRYABLE)))
     state = KitchenState(
         posts=(_post(1, 503, "http_status", "lookup"),),
         posts_dropped=0,
@@ -192,7 +184,7 @@ def test_checker_flags_a_missing_record_and_a_record_that_disagrees() -> None:
         _CONFIG, [call], [CallResult(call, "result", [])], state, duration=1.0, budget_tokens=1.0
     )
     assert _failed(report) == {"complete_records"}
-    lying = _record("lookup", (400, Decision(Action.STOP, Reason.NOT_RETRYABLE)))
+    lying = _record("lookup", (400, Decision.stop(Reason.NOT_RETRYABLE)))
     report = check(
         _CONFIG,
         [call],

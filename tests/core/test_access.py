@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
-from mcp_safe_retry import Idempotency, Outcome, RetryPolicy, get_record
+from mcp_safe_retry import Idempotency, RetryPolicy, get_record
+from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import ErrorKind
-from mcp_safe_retry.core.ledger import RECORD_EXTENSION
+from mcp_safe_retry.extensions import RECORD_EXTENSION
+from mcp_safe_retry.records import Outcome
 from tests.core.drive import engine
 
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter="none")

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry import Breaker, CircuitBreaker, Layer, Outcome
+from mcp_safe_retry import Breaker, CircuitBreaker
 from mcp_safe_retry.core.breaker import BreakerSettings, CircuitState, circuit_open
+from mcp_safe_retry.records import Layer, Outcome
 
 A = "https://a.test/mcp"
 B = "https://b.test/mcp"

@@ -6,16 +6,8 @@ import json
 
 import pytest
 
-from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
-    Action,
-    CircuitBreaker,
-    Decision,
-    Idempotency,
-    Outcome,
-    Reason,
-    RetryBudget,
-)
+from mcp_safe_retry import CircuitBreaker, Idempotency, RetryBudget
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
     Admit,
@@ -32,8 +24,8 @@ from mcp_safe_retry.core.commands import (
     Stream,
 )
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.sse import encode_event
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Decision, Outcome, Reason
 from tests.core.drive import (
     JSON,
     REQUEST,
@@ -133,6 +125,7 @@ def test_a_finished_stream_ends_without_a_command_to_send() -> None:
 
 # -- each sequence of a call, driven event by event: the commands it answers, exactly ------
 
+
 def test_a_success_is_send_read_hand_on_the_body_as_read() -> None:
     e = engine()
     call = begin(e)
@@ -142,7 +135,7 @@ def test_a_success_is_send_read_hand_on_the_body_as_read() -> None:
     record = call.ref.current
     assert call.done
     assert [(a.number, a.status, a.decision) for a in record.attempts] == [
-        (1, 200, Decision(Action.STOP, Reason.SUCCESS))
+        (1, 200, Decision.stop(Reason.SUCCESS))
     ]
     assert record.outcome == Outcome.TOOL_SUCCESS
     assert record.post_count == 1
@@ -166,8 +159,8 @@ def test_a_retry_after_503_sleeps_the_backoff_and_resends_under_a_fresh_id() -> 
     assert handed == HandOn(handed_on())  # the caller's id restored
     decisions = [a.decision for a in call.ref.current.attempts]
     assert decisions == [
-        Decision(Action.RETRY, Reason.RETRYABLE_STATUS, 0.2),
-        Decision(Action.STOP, Reason.SUCCESS),
+        Decision(True, Reason.RETRYABLE_STATUS, 0.2),
+        Decision.stop(Reason.SUCCESS),
     ]
 
 
@@ -177,9 +170,7 @@ def test_a_retry_honours_retry_after_in_its_sleep() -> None:
     call.start()
     call.headed(Head(503, "text/plain", retry_after="1"))
     assert call.received(b"") == Sleep(1.0)
-    assert call.ref.current.attempts[0].decision == Decision(
-        Action.RETRY, Reason.RETRYABLE_STATUS, 1.0
-    )
+    assert call.ref.current.attempts[0].decision == Decision(True, Reason.RETRYABLE_STATUS, 1.0)
 
 
 def test_an_unsafe_call_answered_503_is_not_retried_the_503_is_handed_on() -> None:
@@ -191,7 +182,7 @@ def test_an_unsafe_call_answered_503_is_not_retried_the_503_is_handed_on() -> No
     assert call.received(b"busy") == HandOn(None)
     assert call.done
     [attempt] = call.ref.current.attempts
-    assert attempt.decision == Decision(Action.STOP, Reason.NOT_IDEMPOTENT)
+    assert attempt.decision == Decision.stop(Reason.NOT_IDEMPOTENT)
     assert call.ref.current.outcome == Outcome.HTTP_ERROR
 
 
@@ -237,7 +228,7 @@ def test_the_duplicate_guard_holds_a_repeat_of_an_unsafe_call_that_may_have_run(
     assert "request id 7" in command.message
     [held_attempt] = again.ref.current.attempts
     assert held_attempt.kind is AttemptKind.HELD
-    assert held_attempt.decision == Decision(Action.STOP, Reason.DUPLICATE_HELD)
+    assert held_attempt.decision == Decision.stop(Reason.DUPLICATE_HELD)
     assert again.done
 
 
@@ -271,7 +262,7 @@ def test_a_breaker_of_the_shell_s_is_asked_before_the_post_and_its_no_refuses() 
     assert command == Refuse(f"circuit open for {key}", Outcome.CIRCUIT_OPEN)
     [attempt] = call.ref.current.attempts
     assert attempt.kind is AttemptKind.HELD
-    assert attempt.decision == Decision(Action.STOP, Reason.CIRCUIT_OPEN)
+    assert attempt.decision == Decision.stop(Reason.CIRCUIT_OPEN)
 
 
 def test_a_breaker_s_yes_sends_and_a_retry_asks_it_again() -> None:
@@ -317,7 +308,7 @@ def test_a_shared_budget_is_consulted_before_a_retry_and_its_no_ends_the_call() 
     assert call.received(b"busy") == Consult(budget)
     assert call.consulted(False) == HandOn(None)  # the 503, as it came
     [attempt] = call.ref.current.attempts
-    assert attempt.decision == Decision(Action.STOP, Reason.THROTTLED)
+    assert attempt.decision == Decision.stop(Reason.THROTTLED)
 
 
 def test_a_shared_budget_s_yes_lets_the_retry_go_after_its_backoff() -> None:
@@ -340,7 +331,7 @@ def test_a_call_cancelled_in_flight_ends_abandoned_with_a_cancelled_attempt() ->
     call.abandoned(Cancelled("scope"))
     assert call.done
     [attempt] = call.ref.current.attempts
-    assert attempt.decision == Decision(Action.STOP, Reason.ABANDONED)
+    assert attempt.decision == Decision.stop(Reason.ABANDONED)
     assert attempt.error_kind == ErrorKind.CANCELLED
     assert attempt.classification.detail == "ended by Cancelled: scope"
 
@@ -354,7 +345,7 @@ def test_a_call_cancelled_in_its_backoff_ends_with_the_retry_it_planned_unsent()
     assert call.done
     [attempt] = call.ref.current.attempts
     assert attempt.status == 503
-    assert attempt.decision == Decision(Action.STOP, Reason.ABANDONED)
+    assert attempt.decision == Decision.stop(Reason.ABANDONED)
 
 
 def test_a_stream_closed_by_the_caller_after_its_response_is_a_success() -> None:
@@ -376,5 +367,5 @@ def test_a_stream_closed_by_the_caller_before_its_response_is_abandoned() -> Non
     stream.tracker.feed(b": keep-alive\n\n")
     call.stream_closed(stream.tracker)
     [attempt] = call.ref.current.attempts
-    assert attempt.decision == Decision(Action.STOP, Reason.ABANDONED)
+    assert attempt.decision == Decision.stop(Reason.ABANDONED)
     assert attempt.classification.outcome is Outcome.STREAM_INCOMPLETE

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcp_safe_retry import Classification, Layer, Outcome, classify
-from mcp_safe_retry.core.classify import session_lost
+from mcp_safe_retry import classify
+from mcp_safe_retry.core.session_lost import session_lost
+from mcp_safe_retry.records import Classification, Layer, Outcome
 from tests.helpers import sse_event
 
 pytestmark = pytest.mark.usefixtures("json_backend")  # both JSON parsers

@@ -8,6 +8,7 @@ import typing
 import pytest
 
 from mcp_safe_retry.core import commands
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.commands import (
     END_STREAM,
     HAND_ON,
@@ -19,7 +20,6 @@ from mcp_safe_retry.core.commands import (
     Send,
     Sleep,
 )
-from mcp_safe_retry.core.kinds import AttemptKind
 
 
 def test_every_command_named_by_the_module_is_a_command() -> None:

@@ -5,24 +5,23 @@ from __future__ import annotations
 
 import json
 
-from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
-    Action,
-    Attempt,
-    CallRecord,
-    Decision,
-    Idempotency,
-    Outcome,
-    Reason,
-    RetryOrigin,
-)
-from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry import Idempotency
 from mcp_safe_retry.core.contain import (
     CONTAINED_SOURCE,
     HANDED_ON_STATUSES,
     contained_error,
     contains_http_error,
     server_error,
+)
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.records import (
+    CONTAINED_ERROR_CODE,
+    Attempt,
+    CallRecord,
+    Decision,
+    Outcome,
+    Reason,
+    RetryOrigin,
 )
 
 
@@ -53,7 +52,7 @@ def test_a_contained_error_names_its_source_and_summarises_the_attempts() -> Non
         wire_id=7,
         classification=reset,
         status=None,
-        decision=Decision(Action.STOP, Reason.NOT_IDEMPOTENT),
+        decision=Decision.stop(Reason.NOT_IDEMPOTENT),
         error_kind="read",
     )
     record = CallRecord(

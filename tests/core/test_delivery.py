@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from mcp_safe_retry import Delivery, Outcome
-from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.delivery import delivery_of
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.records import Delivery, Outcome
 
 NOT_SENT, ANSWERED, MAY_HAVE_RUN = Delivery.NOT_SENT, Delivery.ANSWERED, Delivery.MAY_HAVE_RUN
 

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry.core import fast as quick_module
 from mcp_safe_retry.core import jsonrpc as _jsonrpc
-from mcp_safe_retry.core.classify import Outcome, classify_answer, classify_event
-from mcp_safe_retry.core.fast import Quick, quick_read
+from mcp_safe_retry.core import quick_read as quick_module
+from mcp_safe_retry.core.classify import classify_answer, classify_event
 from mcp_safe_retry.core.jsonrpc import parse_request, quick_call
+from mcp_safe_retry.core.outcomes import Outcome
+from mcp_safe_retry.core.quick_read import Quick, quick_read
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_safe_retry import Delivery, DuplicateGuard, Idempotency, Outcome, RetryOrigin
-from mcp_safe_retry.core.classify import Classification, verdict
+from mcp_safe_retry import Idempotency
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.guard import GuardTable, Verdict, call_delivery, held
 from mcp_safe_retry.core.jsonrpc import parse_request
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
+from mcp_safe_retry.core.outcomes import Classification, verdict
 from mcp_safe_retry.core.records import AttemptValues
+from mcp_safe_retry.policy import DuplicateGuard
+from mcp_safe_retry.records import Delivery, Outcome, RetryOrigin
 
 SERVER = "http://a.test/mcp"
 DROPPED = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.READ, detail="ReadError: reset")

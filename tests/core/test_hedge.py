@@ -14,25 +14,25 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry import Idempotency, Outcome, RetryPolicy
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.hedge import (
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.hedge_rules import (
     HEDGE_CANCEL_REASON,
     CancelBy,
     CopyKind,
     CopyState,
     Ending,
     Race,
+    Standing,
     Step,
-    Verdict,
     cancel_by,
     cancellation,
     ending_of,
     may_hedge,
-    post_cap,
 )
+from mcp_safe_retry.core.hedge_settings import MAX_HEDGES, AdaptiveDelay
 from mcp_safe_retry.core.latency import LatencyWindow, hedge_delay
-from mcp_safe_retry.core.policy import MAX_HEDGES, AdaptiveDelay
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.records import Outcome
 
 READ, UNSAFE = Idempotency.READ, Idempotency.UNSAFE
 HEDGED = RetryPolicy(hedge_after=0.1, max_hedges=1, max_retries=2)
@@ -115,10 +115,11 @@ def test_may_hedge(
     )
 
 
-def test_post_cap() -> None:
+def test_race_cap() -> None:
     policy = RetryPolicy(max_retries=2, hedge_after=0.1, max_hedges=3)
-    assert post_cap(policy, hedged=True) == 6
-    assert post_cap(policy, hedged=False) == 3
+    start = {"method": "tools/call", "caller_id": 1, "delay": 0.1, "now": 0}
+    assert Race.start(policy, idempotency=READ, **start).cap == 6  # type: ignore[arg-type]
+    assert Race.start(policy, idempotency=UNSAFE, **start).cap == 3  # type: ignore[arg-type]
 
 
 def _classified(outcome: Outcome, **kw: Any) -> Any:
@@ -305,10 +306,10 @@ def test_race_table(
     cancelled: list[int],
 ) -> None:
     race, steps = play(start(), script)
-    assert [str(s.verdict) for s in steps] == verdicts
+    assert [str(s.standing) for s in steps] == verdicts
     assert [c.state for c in race.copies] == states
     assert sorted(c.number for s in steps for c in s.cancel) == cancelled
-    assert all(s.reply_id == 7 for s in steps if s.verdict is Verdict.WIN)
+    assert all(s.reply_id == 7 for s in steps if s.standing is Standing.WIN)
     assert sum(1 for c in race.copies if c.state is CopyState.WON) <= 1
 
 
@@ -469,7 +470,7 @@ def test_race_invariants(
     """Whatever happens: never more POSTs than the cap, an UNSAFE call is never hedged, at most
     one winner (exactly one once settled by an answer), distinct wire ids, the caller's id."""
     policy = RetryPolicy(max_retries=max_retries, hedge_after=0.1, max_hedges=max_hedges)
-    cap = post_cap(policy, hedged=idempotency is READ)
+    cap = 1 + max_retries + (max_hedges if idempotency is READ else 0)
     race = Race.start(
         policy, method="tools/call", caller_id=caller_id, idempotency=idempotency, delay=0.1, now=0
     )
@@ -485,7 +486,7 @@ def test_race_invariants(
                 race = race.begun(number, now)
             elif op == "commit":
                 step = race.commit(number, now)
-                assert len(step.race.in_flight) == 1 and step.verdict is Verdict.WAIT
+                assert len(step.race.in_flight) == 1 and step.standing is Standing.WAIT
                 race = step.race
             elif op == "stop":
                 race = race.stop_hedging()
@@ -497,7 +498,7 @@ def test_race_invariants(
                     if op == "give_up"
                     else race.abandon()
                 )
-                if step.verdict is Verdict.WIN:
+                if step.standing is Standing.WIN:
                     assert step.reply_id == caller_id
                     assert all(c.state is CopyState.LOST for c in step.cancel)
                 race = step.race

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 
-from mcp_safe_retry import Action, Decision, Idempotency, Outcome, Reason, RetryBudget, RetryPolicy
+from mcp_safe_retry import Idempotency, RetryBudget, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import Consult, HandOn, Read, Refuse, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.hedge import CopyState
+from mcp_safe_retry.core.hedge_rules import CopyState
 from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, Turn, hedged
-from mcp_safe_retry.core.kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.records import RetryOrigin
+from mcp_safe_retry.records import Decision, Outcome, Reason
 from tests.core import drive
 from tests.core.drive import JSON, SSE, URL, Clock, answer, handed_on, request
 
@@ -124,9 +125,7 @@ def test_the_hedge_wins_the_first_copy_is_cancelled_the_answer_goes_on_under_the
     assert e.latencies.window(e.server_key(URL)).count == 2
 
 
-def test_the_first_copy_wins_the_hedge_is_closed_without_a_notification_outside_a_session() -> (
-    None
-):
+def test_the_first_copy_wins_the_hedge_is_closed_without_a_notification_outside_a_session() -> None:
     clock = Clock()
     e = engine(clock)
     h = race(e)
@@ -256,4 +255,4 @@ def test_a_first_copy_the_breaker_holds_back_ends_the_race_unsent() -> None:
     assert type(turn.then) is Refuse and turn.then.outcome is Outcome.CIRCUIT_OPEN
     assert h.race is None  # nothing was launched
     [attempt] = h.call.ref.current.attempts
-    assert attempt.decision == Decision(Action.STOP, Reason.CIRCUIT_OPEN)
+    assert attempt.decision == Decision.stop(Reason.CIRCUIT_OPEN)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_safe_retry import Action, Idempotency, Outcome, Reason, RetryPolicy
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.kinds import HEALABLE_NEVER, UNSENT, AttemptKind, ErrorKind
-from mcp_safe_retry.core.policy import decide
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import HEALABLE_NEVER, UNSENT, AttemptKind, ErrorKind
+from mcp_safe_retry.core.decision import decide
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.records import Outcome, Reason
 
 
 def test_the_vocabularies_are_the_strings_records_carry() -> None:
@@ -35,7 +36,7 @@ def test_unsent_and_never_healable_kinds_are_apart() -> None:
     assert not UNSENT & HEALABLE_NEVER
 
 
-def _after(kind: ErrorKind, idempotency: Idempotency) -> tuple[Action, Reason]:
+def _after(kind: ErrorKind, idempotency: Idempotency) -> tuple[str, Reason]:
     decision = decide(
         RetryPolicy(jitter="none"),
         idempotency=idempotency,
@@ -49,14 +50,14 @@ def _after(kind: ErrorKind, idempotency: Idempotency) -> tuple[Action, Reason]:
 
 @pytest.mark.parametrize("kind", sorted(UNSENT))
 def test_an_unsent_request_is_resent_even_for_an_unsafe_call(kind: ErrorKind) -> None:
-    assert _after(kind, Idempotency.UNSAFE) == (Action.RETRY, Reason.UNSENT)
+    assert _after(kind, Idempotency.UNSAFE) == ("retry", Reason.UNSENT)
 
 
 @pytest.mark.parametrize("kind", sorted(HEALABLE_NEVER))
 def test_a_kind_no_retry_heals_is_never_retried_even_for_a_read(kind: ErrorKind) -> None:
-    assert _after(kind, Idempotency.READ) == (Action.STOP, Reason.NOT_RETRYABLE)
+    assert _after(kind, Idempotency.READ) == ("stop", Reason.NOT_RETRYABLE)
 
 
 def test_any_other_network_error_is_retried_for_a_read_only() -> None:
-    assert _after(ErrorKind.READ, Idempotency.READ) == (Action.RETRY, Reason.NETWORK_ERROR)
-    assert _after(ErrorKind.READ, Idempotency.UNSAFE) == (Action.STOP, Reason.NOT_IDEMPOTENT)
+    assert _after(ErrorKind.READ, Idempotency.READ) == ("retry", Reason.NETWORK_ERROR)
+    assert _after(ErrorKind.READ, Idempotency.UNSAFE) == ("stop", Reason.NOT_IDEMPOTENT)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_safe_retry.core.hedge_settings import AdaptiveDelay
 from mcp_safe_retry.core.latency import Latencies, LatencyWindow, hedge_delay, server_key
-from mcp_safe_retry.core.policy import AdaptiveDelay
 
 
 @settings(max_examples=200, deadline=None)

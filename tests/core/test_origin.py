@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_safe_retry import RetryOrigin, allow_duplicate, retry_origin
+from mcp_safe_retry import allow_duplicate, retry_origin
 from mcp_safe_retry.core.origin import (
     ALLOW_DUPLICATE_EXTENSION,
     ORIGIN_EXTENSION,
@@ -13,6 +13,7 @@ from mcp_safe_retry.core.origin import (
     consented,
     marked_origin,
 )
+from mcp_safe_retry.records import RetryOrigin
 
 
 def test_retry_origin_refuses_engine_origins() -> None:

@@ -7,9 +7,13 @@ import email.utils
 import attrs
 import pytest
 
-from mcp_safe_retry import Idempotency, Jitter, Outcome, Reason, RetryPolicy
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.policy import READ_METHODS, decide, parse_retry_after
+from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.decision import decide
+from mcp_safe_retry.core.headers import parse_retry_after
+from mcp_safe_retry.core.idempotency import READ_METHODS
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.policy import Jitter
+from mcp_safe_retry.records import Outcome, Reason
 
 NOW = 1_800_000_000.0
 
@@ -297,10 +301,12 @@ def test_wait_strategy_waits_what_backoff_says_under_tenacity() -> None:
     # The public tenacity adapter: a real Retrying loop sleeps exactly RetryPolicy.backoff.
     import tenacity
 
+    from mcp_safe_retry.tenacity import wait_strategy
+
     policy = RetryPolicy(initial_backoff=0.2, backoff_multiplier=2.0, max_backoff=0.5)
     slept: list[float] = []
     retrying = tenacity.Retrying(
-        wait=policy.wait_strategy(lambda: 0.5),
+        wait=wait_strategy(policy, lambda: 0.5),
         stop=tenacity.stop_after_attempt(4),
         sleep=slept.append,
         retry=tenacity.retry_if_exception_type(ValueError),

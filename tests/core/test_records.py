@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import attrs
 
-from mcp_safe_retry import Attempt, CallRecord, History, Idempotency, Outcome, RetryOrigin
-from mcp_safe_retry.core.classify import verdict
-from mcp_safe_retry.core.policy import Action, Decision, Reason
+from mcp_safe_retry import History, Idempotency
+from mcp_safe_retry.core.decision import Decision, Reason
+from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.core.records import AttemptValues, LazyRecord, RecordValues
+from mcp_safe_retry.records import Attempt, CallRecord, Outcome, RetryOrigin
 
 
 def test_attempt_values_follow_the_attempt_fields_in_order() -> None:
@@ -17,7 +18,7 @@ def test_attempt_values_follow_the_attempt_fields_in_order() -> None:
 
 def test_lazy_record_builds_the_record_once() -> None:
     ok = verdict(Outcome.TOOL_SUCCESS)
-    stop = Decision(Action.STOP, Reason.SUCCESS)
+    stop = Decision.stop(Reason.SUCCESS)
     attempt = AttemptValues(
         number=1,
         retry_origin=RetryOrigin.NONE,

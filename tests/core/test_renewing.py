@@ -3,11 +3,11 @@ call's events: the lock, the replayed initialize, the re-send in the new session
 
 from __future__ import annotations
 
-from mcp_safe_retry import Action, Decision, Reason
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import HandOn, Lock, Read, Reply, Send, Unlock
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.records import Decision, Reason
 from tests.core.drive import (
     INITIALIZE,
     JSON,
@@ -90,6 +90,4 @@ def test_a_failed_renewal_unlocks_and_replies_with_the_404_as_the_server_sent_it
     assert call.received(b"down") == Unlock(Reply(404, "application/json", b'{"lost": true}'))
     assert call.done
     assert e.sessions.failures("s-1") == 1
-    assert call.ref.current.attempts[-1].decision == Decision(
-        Action.STOP, Reason.REINITIALISE_FAILED
-    )
+    assert call.ref.current.attempts[-1].decision == Decision.stop(Reason.REINITIALISE_FAILED)

@@ -8,10 +8,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_safe_retry import Outcome
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import AttemptKind
 from mcp_safe_retry.core.session import Handshake, Renewal, Sessions
+from mcp_safe_retry.records import Outcome
 
 
 def test_ended_sessions_are_remembered_within_a_bound() -> None:

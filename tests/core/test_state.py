@@ -10,11 +10,11 @@ from collections.abc import Callable
 import pytest
 
 from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.call import Call, begin
 from mcp_safe_retry.core.commands import HAND_ON, Read, Send, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.kinds import ErrorKind
 from mcp_safe_retry.core.state import ALLOWED, CallProtocolError, CallState, Event, awaiting
 
 BODY = json.dumps(

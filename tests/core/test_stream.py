@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tracemalloc
 
-from mcp_safe_retry import Outcome
 from mcp_safe_retry.core.stream import StreamTracker
+from mcp_safe_retry.records import Outcome
 
 
 def test_endless_sse_event_keeps_memory_bounded() -> None:

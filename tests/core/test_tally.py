@@ -3,11 +3,12 @@ wait an answer's Retry-After asks for."""
 
 from __future__ import annotations
 
-from mcp_safe_retry import CircuitBreaker, Outcome, RetryBudget
-from mcp_safe_retry.core.classify import verdict
+from mcp_safe_retry import CircuitBreaker, RetryBudget
 from mcp_safe_retry.core.commands import Admit
 from mcp_safe_retry.core.events import Head
+from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.core.tally import asked_wait, counted, refund, tally, told
+from mcp_safe_retry.records import Outcome
 from tests.core.drive import engine
 
 FAILED = verdict(Outcome.HTTP_ERROR, status=503)

@@ -20,8 +20,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE, History, Outcome, RetryOrigin, allow_duplicate
-from mcp_safe_retry.httpx2 import DuplicateCallError, mcp_client
+from mcp_safe_retry import DuplicateCallError, History, allow_duplicate
+from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, RetryOrigin
 from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -22,15 +22,9 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp.shared.exceptions import MCPError
 
-from mcp_safe_retry import (
-    History,
-    Idempotency,
-    Outcome,
-    Reason,
-    RetryOrigin,
-    RetryPolicy,
-)
+from mcp_safe_retry import History, Idempotency, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
 from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

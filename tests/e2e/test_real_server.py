@@ -28,21 +28,17 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
-    CallRecord,
     History,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
-    RetryOrigin,
     RetryPolicy,
     RetryTransport,
     get_record,
 )
 from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, CallRecord, Outcome, Reason, RetryOrigin
 from mcp_safe_retry_kitchen import KitchenServer, KitchenState
 
 pytestmark = pytest.mark.e2e

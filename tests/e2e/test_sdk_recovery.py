@@ -31,9 +31,10 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_safe_retry import History, Idempotency, Outcome, Reason, RetryOrigin, RetryPolicy
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
 from tests.serving import Served, bind_loopback, memory_event_store
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

@@ -17,9 +17,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_safe_retry import History, Idempotency, Reason, RetryPolicy
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.records import Reason
 from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

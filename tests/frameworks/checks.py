@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from mcp_safe_retry import History, Outcome, Reason, RetryOrigin
+from mcp_safe_retry import History
+from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
 from tests.kitchen_process import Kitchen
 
 SCENARIO = "errors.http_status_sequence"

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 import mcp_safe_retry
-from mcp_safe_retry import CallRecord, JsonLinesSink
+from mcp_safe_retry.hooks import JsonLinesSink
+from mcp_safe_retry.records import CallRecord
 from tests._obs_support import FakeClock, Server, call, raise_error, result, status, transport
 
 

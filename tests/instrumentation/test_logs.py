@@ -12,6 +12,8 @@ import httpx
 import pytest
 
 import mcp_safe_retry
+import mcp_safe_retry.hooks
+import mcp_safe_retry.records
 from mcp_safe_retry.instrumentation import logs as _logging
 from mcp_safe_retry.instrumentation.logs import FIELDS, LoggingHook, error_type
 from tests._obs_support import (
@@ -158,14 +160,14 @@ def test_disabled_logger_costs_one_check(
 
 
 def test_logging_hook_is_built_in_and_first() -> None:
-    user_hook = mcp_safe_retry.JsonLinesSink(sys.stderr)
+    user_hook = mcp_safe_retry.hooks.JsonLinesSink(sys.stderr)
     t = mcp_safe_retry.RetryTransport(
         httpx.MockTransport(lambda r: httpx.Response(200)), hooks=[user_hook]
     )
     hooks = t.engine.hooks
     assert isinstance(hooks[0], LoggingHook)
     assert hooks[1:] == (user_hook,)
-    assert isinstance(hooks[0], mcp_safe_retry.Hook)
+    assert isinstance(hooks[0], mcp_safe_retry.hooks.Hook)
 
 
 def test_a_logging_failure_never_breaks_a_call(
@@ -186,23 +188,23 @@ def test_a_logging_failure_never_breaks_a_call(
 @pytest.mark.parametrize(
     ("outcome", "kwargs", "expected"),
     [
-        (mcp_safe_retry.Outcome.RPC_SUCCESS, {}, None),
-        (mcp_safe_retry.Outcome.TOOL_SUCCESS, {}, None),
-        (mcp_safe_retry.Outcome.ACCEPTED, {}, None),
-        (mcp_safe_retry.Outcome.INPUT_REQUIRED, {}, None),
-        (mcp_safe_retry.Outcome.TOOL_ERROR, {}, "tool_error"),
-        (mcp_safe_retry.Outcome.JSONRPC_ERROR, {"code": -32603}, "-32603"),
-        (mcp_safe_retry.Outcome.HTTP_ERROR, {"status": 400, "code": -32600}, "-32600"),
-        (mcp_safe_retry.Outcome.HTTP_ERROR, {"status": 503}, "HTTP_ERROR"),
-        (mcp_safe_retry.Outcome.NETWORK_ERROR, {}, "NETWORK_ERROR"),
-        (mcp_safe_retry.Outcome.STREAM_INCOMPLETE, {}, "STREAM_INCOMPLETE"),
-        (mcp_safe_retry.Outcome.MALFORMED_JSON, {}, "MALFORMED_JSON"),
+        (mcp_safe_retry.records.Outcome.RPC_SUCCESS, {}, None),
+        (mcp_safe_retry.records.Outcome.TOOL_SUCCESS, {}, None),
+        (mcp_safe_retry.records.Outcome.ACCEPTED, {}, None),
+        (mcp_safe_retry.records.Outcome.INPUT_REQUIRED, {}, None),
+        (mcp_safe_retry.records.Outcome.TOOL_ERROR, {}, "tool_error"),
+        (mcp_safe_retry.records.Outcome.JSONRPC_ERROR, {"code": -32603}, "-32603"),
+        (mcp_safe_retry.records.Outcome.HTTP_ERROR, {"status": 400, "code": -32600}, "-32600"),
+        (mcp_safe_retry.records.Outcome.HTTP_ERROR, {"status": 503}, "HTTP_ERROR"),
+        (mcp_safe_retry.records.Outcome.NETWORK_ERROR, {}, "NETWORK_ERROR"),
+        (mcp_safe_retry.records.Outcome.STREAM_INCOMPLETE, {}, "STREAM_INCOMPLETE"),
+        (mcp_safe_retry.records.Outcome.MALFORMED_JSON, {}, "MALFORMED_JSON"),
     ],
 )
 def test_error_type(
-    outcome: mcp_safe_retry.Outcome, kwargs: dict[str, int], expected: str | None
+    outcome: mcp_safe_retry.records.Outcome, kwargs: dict[str, int], expected: str | None
 ) -> None:
-    from mcp_safe_retry.core.classify import verdict
+    from mcp_safe_retry.core.outcomes import verdict
 
     assert error_type(verdict(outcome, **kwargs)) == expected
     assert error_type(None) is None

@@ -20,8 +20,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import mcp_safe_retry
-from mcp_safe_retry import CallRecord
+import mcp_safe_retry.hooks
 from mcp_safe_retry.otel import OpenTelemetryHook
+from mcp_safe_retry.records import CallRecord
 from tests._obs_support import (
     LATENCY,
     FakeClock,
@@ -371,7 +372,7 @@ def test_global_providers_are_the_default() -> None:
     server = Server(FakeClock(), [result({})])
     with httpx.Client(transport=transport(server, [hook])) as client:
         assert call(client, "ping").status_code == 200
-    assert isinstance(hook, mcp_safe_retry.Hook)
+    assert isinstance(hook, mcp_safe_retry.hooks.Hook)
 
 
 def test_an_sse_answer_is_traced_when_the_stream_has_been_read(otel: Otel) -> None:

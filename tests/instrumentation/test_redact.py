@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import mcp_safe_retry
+import mcp_safe_retry.hooks
 from mcp_safe_retry.instrumentation.redact import MESSAGE_CHARS, REDACTED, scrub, short_text
 from tests._obs_support import (
     FakeClock,
@@ -60,7 +61,7 @@ URL = f"http://127.0.0.1:8931/mcp?api_key={S['query']}"
 PADDING = "x" * (MESSAGE_CHARS + 30)  # pushes a secret past the log/span cut, not the 500 one
 
 
-def run_calls(hooks: list[mcp_safe_retry.Hook]) -> tuple[mcp_safe_retry.RetryTransport, Server]:
+def run_calls(hooks: list[mcp_safe_retry.hooks.Hook]) -> tuple[mcp_safe_retry.RetryTransport, Server]:
     server = Server(
         FakeClock(),
         [
@@ -145,7 +146,7 @@ def test_records_hold_no_secret_in_any_field() -> None:
 def test_logs_and_json_lines_hold_no_secret(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     buffer = io.StringIO()
-    sink = mcp_safe_retry.JsonLinesSink(buffer)
+    sink = mcp_safe_retry.hooks.JsonLinesSink(buffer)
     run_calls([sink])
     sink.flush()
     assert len(buffer.getvalue().splitlines()) == 4
@@ -174,8 +175,8 @@ def test_spans_metrics_logs_and_json_lines_hold_no_secret(
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
     buffer = io.StringIO()
-    sink = mcp_safe_retry.JsonLinesSink(buffer)
-    hooks: list[mcp_safe_retry.Hook] = [sink, OpenTelemetryHook(tracer_provider, meter_provider)]
+    sink = mcp_safe_retry.hooks.JsonLinesSink(buffer)
+    hooks: list[mcp_safe_retry.hooks.Hook] = [sink, OpenTelemetryHook(tracer_provider, meter_provider)]
     run_calls(hooks)
     sink.flush()
 

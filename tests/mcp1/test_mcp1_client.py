@@ -19,18 +19,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client, streamablehttp_client
 from mcp.shared.exceptions import McpError
 
-from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
-    History,
-    Idempotency,
-    Outcome,
-    Reason,
-    RetryBudget,
-    RetryOrigin,
-    RetryPolicy,
-    mcp_client,
-)
-from mcp_safe_retry.core.classify import session_lost, verdict
+from mcp_safe_retry import History, Idempotency, RetryBudget, RetryPolicy, mcp_client
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.core.session_lost import session_lost
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason, RetryOrigin
 from tests.kitchen_process import Kitchen, kitchen_process
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

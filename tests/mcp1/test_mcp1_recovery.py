@@ -24,16 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_safe_retry import (
-    History,
-    Idempotency,
-    Outcome,
-    Reason,
-    RetryOrigin,
-    RetryPolicy,
-    mcp_client,
-)
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry import History, Idempotency, RetryPolicy, mcp_client
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
 from tests.serving import Served, bind_loopback, memory_event_store
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]

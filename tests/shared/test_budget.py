@@ -18,10 +18,10 @@ import redis
 from mcp_safe_retry import (
     AsyncRetryTransport,
     Budget,
-    Reason,
     RetryTransport,
     get_record,
 )
+from mcp_safe_retry.records import Reason
 from mcp_safe_retry.redis import RedisBudget, RedisCircuitBreaker
 from tests.helpers import Script, rpc, status_reply
 from tests.redis_support import RedisServer

@@ -23,16 +23,9 @@ import pytest
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
-    History,
-    Outcome,
-    Reason,
-    RetryOrigin,
-    RetryPolicy,
-    get_record,
-)
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry import History, RetryPolicy, get_record
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason, RetryOrigin
 
 pytestmark = pytest.mark.anyio
 URL = "http://mcp.test/mcp"

@@ -19,7 +19,8 @@ import pytest
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import CONTAINED_ERROR_CODE, History, Outcome, Reason, get_record
+from mcp_safe_retry import History, get_record
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 from tests.helpers import rpc, tool_call
 
 pytestmark = pytest.mark.anyio

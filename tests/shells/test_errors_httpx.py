@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from mcp_safe_retry import Outcome
+from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.commands import Refuse
-from mcp_safe_retry.core.kinds import ErrorKind
+from mcp_safe_retry.records import Outcome
 
 FLAVOURS = [
     pytest.param(("httpx", "mcp_safe_retry.shells.errors_httpx"), id="httpx"),

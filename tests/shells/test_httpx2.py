@@ -8,8 +8,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcp_safe_retry import Idempotency, Outcome, RetryOrigin, RetryPolicy, get_record
-from mcp_safe_retry.httpx2 import AsyncRetryTransport, BodyTooLarge, RetryTransport
+from mcp_safe_retry import BodyTooLarge, Idempotency, RetryPolicy, get_record
+from mcp_safe_retry.httpx2 import AsyncRetryTransport, RetryTransport
+from mcp_safe_retry.records import Outcome, RetryOrigin
 
 URL = "http://mcp.test/mcp"
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ})

@@ -11,19 +11,16 @@ import pytest
 import mcp_safe_retry
 from mcp_safe_retry import (
     AsyncRetryTransport,
-    CallRecord,
     History,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
-    RetryOrigin,
     RetryPolicy,
     RetryTransport,
     get_record,
     retry_origin,
 )
 from mcp_safe_retry.core import jsonrpc
+from mcp_safe_retry.records import CallRecord, Outcome, Reason, RetryOrigin
 from tests.helpers import (
     Script,
     Sleeps,

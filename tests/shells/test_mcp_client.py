@@ -12,7 +12,7 @@ import pytest
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
 from mcp_safe_retry import History
-from mcp_safe_retry.shells.support import split_options
+from mcp_safe_retry.shells.wiring import split_options
 from tests.helpers import ok_result, tool_call
 
 pytestmark = pytest.mark.anyio

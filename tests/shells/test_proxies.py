@@ -15,7 +15,8 @@ import pytest
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import History, Idempotency, RetryOrigin, RetryPolicy
+from mcp_safe_retry import History, Idempotency, RetryPolicy
+from mcp_safe_retry.records import RetryOrigin
 from tests.helpers import tool_call
 from tests.proxy_support import ForwardProxy, ScriptedEndpoint
 

@@ -14,11 +14,11 @@ import httpx
 import pytest
 
 from mcp_safe_retry import CircuitBreaker, CircuitOpenError, Idempotency, RetryPolicy, get_record
+from mcp_safe_retry import CircuitOpenError as CircuitOpenError2
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.budget import RetryBudget
-from mcp_safe_retry.core.classify import Outcome
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.outcomes import Outcome
 from mcp_safe_retry.core.servers import server_key
-from mcp_safe_retry.httpx2 import CircuitOpenError as CircuitOpenError2
 from mcp_safe_retry.redis import RedisBudget
 from tests.helpers import tool_call
 from tests.redis_support import RedisServer

@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import (
-    AdaptiveDelay,
     AsyncRetryTransport,
     CircuitBreaker,
     Idempotency,
@@ -26,12 +25,13 @@ from mcp_safe_retry import (
     RetryTransport,
     get_record,
 )
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.budget import RetryBudget
-from mcp_safe_retry.core.hedge import HEDGE_CANCEL_REASON
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry.core.hedge_rules import HEDGE_CANCEL_REASON
 from mcp_safe_retry.core.servers import server_key
 from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
 from mcp_safe_retry.httpx2 import RetryTransport as RetryTransport2
+from mcp_safe_retry.policy import AdaptiveDelay
 from tests.helpers import TrackedStream, ok_result, sse_event, tool_call
 
 pytestmark = pytest.mark.anyio

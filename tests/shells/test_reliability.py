@@ -11,16 +11,14 @@ import httpx
 import pytest
 
 from mcp_safe_retry import (
-    CONTAINED_ERROR_CODE,
     AsyncRetryTransport,
     Idempotency,
-    Outcome,
-    Reason,
     RetryBudget,
     RetryPolicy,
     RetryTransport,
     get_record,
 )
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome, Reason
 from tests.helpers import (
     Script,
     json_reply,

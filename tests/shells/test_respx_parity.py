@@ -19,14 +19,8 @@ import httpx
 import pytest
 import respx
 
-from mcp_safe_retry import (
-    AsyncRetryTransport,
-    Idempotency,
-    Jitter,
-    RetryPolicy,
-    RetryTransport,
-    get_record,
-)
+from mcp_safe_retry import AsyncRetryTransport, Idempotency, RetryPolicy, RetryTransport, get_record
+from mcp_safe_retry.policy import Jitter
 from tests.helpers import ok_result, tool_call
 
 pytestmark = pytest.mark.anyio

@@ -21,8 +21,9 @@ import pytest
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry import Idempotency, Outcome, Reason, RetryPolicy, get_record
-from mcp_safe_retry.core.kinds import AttemptKind
+from mcp_safe_retry import Idempotency, RetryPolicy, get_record
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.records import Outcome, Reason
 
 pytestmark = pytest.mark.anyio
 URL = "http://mcp.test/mcp"
@@ -454,8 +455,7 @@ async def test_a_charge_that_may_have_run_holds_its_resend_in_the_renewed_sessio
     assert cut_record is not None and cut_record.outcome == Outcome.STREAM_INCOMPLETE
     renewed = await d.post(_call("lookup", 2))  # a 404: renewed to s-2, re-sent
     assert reasons(renewed)[:2] == [Reason.SESSION_LOST, Reason.SESSION_REINITIALISED]
-    module = mcp_safe_retry if library is httpx else mcp_safe_retry.httpx2
-    with pytest.raises(module.DuplicateCallError) as held:
+    with pytest.raises(mcp_safe_retry.DuplicateCallError) as held:  # either flavour
         await d.post(_call("charge", 3))  # the client still names s-1
     record = get_record(held.value)
     assert record is not None and record.outcome == Outcome.DUPLICATE_HELD

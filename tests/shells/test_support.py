@@ -16,7 +16,7 @@ import pytest
 
 import mcp_safe_retry
 import mcp_safe_retry.httpx2
-from mcp_safe_retry.shells.support import check_inner, transport_kinds
+from mcp_safe_retry.shells.wiring import check_inner, transport_kinds
 from tests.helpers import ok_result, tool_call
 
 URL = "http://mcp.test/mcp"

@@ -13,9 +13,11 @@ from typing import Any, TextIO
 
 import attrs
 
-from ..core.classify import Outcome
-from ..core.kinds import AttemptKind
-from ..core.policy import Idempotency, Reason, RetryPolicy
+from ..core.attempt_kinds import AttemptKind
+from ..core.decision import Reason
+from ..core.idempotency import Idempotency
+from ..core.outcomes import Outcome
+from ..core.policy import RetryPolicy
 from ..core.records import CallRecord, History
 from .report import record_row
 

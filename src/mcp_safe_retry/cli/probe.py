@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.policy import Idempotency, RetryPolicy
+from ..core.idempotency import Idempotency
+from ..core.policy import RetryPolicy
 from ..core.records import CallRecord, History
 from .report import format_table, record_row
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .ledger import RECORD_ATTRIBUTE, RECORD_EXTENSION, RecordRef
+from .extensions import RECORD_ATTRIBUTE, RECORD_EXTENSION
+from .ledger import RecordRef
 from .records import CallRecord
 
 __all__ = ["get_record"]

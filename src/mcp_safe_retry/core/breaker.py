@@ -42,8 +42,8 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from .classify import Classification, Outcome, verdict
 from .live import Live
+from .outcomes import Classification, Outcome, verdict
 from .servers import server_key
 
 __all__ = [

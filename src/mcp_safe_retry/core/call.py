@@ -14,15 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
-from .classify import (
-    UTF8_CHARSETS,
-    Classification,
-    Outcome,
-    classify_answer,
-    media_type,
-    verdict,
-)
+from .classify import classify_answer
 from .commands import (
     END_STREAM,
     HAND_ON,
@@ -45,10 +39,14 @@ from .contain import (
     contains_http_error,
     server_error,
 )
+from .decision import Decision, Reason, decide
 from .duplicate import Verdict
 from .events import Head, streams
+from .extensions import IDEMPOTENCY_EXTENSION
 from .guard import held
-from .hedge import Copy, CopyKind, CopyState
+from .headers import UTF8_CHARSETS, media_type
+from .hedge_rules import Copy, CopyKind, CopyState
+from .idempotency import Idempotency
 from .jsonrpc import (
     JSON,
     RequestFacts,
@@ -60,17 +58,10 @@ from .jsonrpc import (
     parse_request,
     with_id,
 )
-from .kinds import AttemptKind, ErrorKind
 from .ledger import Books, Notice, RecordRef
 from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
-from .policy import (
-    Action,
-    Decision,
-    Idempotency,
-    Reason,
-    decide,
-)
+from .outcomes import Classification, Outcome, verdict
 from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
@@ -82,20 +73,18 @@ from .tally import asked_wait, counted, refund, told
 if TYPE_CHECKING:
     from .context import CallContext
 
-__all__ = ["IDEMPOTENCY_EXTENSION", "Call", "begin"]
+__all__ = ["Call", "begin"]
 
-IDEMPOTENCY_EXTENSION = "mcp_safe_retry.idempotency"
-"""A request extension (``"read"`` or ``"unsafe"``) that overrides the policy for one call."""
 
 _SEND_AS_IS = Send(None)
 _RESUME = Send(None, AttemptKind.RESUME)
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _HELD = AttemptKind.HELD
-_THROTTLED = Decision(Action.STOP, Reason.THROTTLED)
-_HELD_BACK = Decision(Action.STOP, Reason.CIRCUIT_OPEN)
-_DUPLICATE = Decision(Action.STOP, Reason.DUPLICATE_HELD)
-_ABANDONED = Decision(Action.STOP, Reason.ABANDONED)
-_ASK_BUDGET = Decision(Action.RETRY, Reason.THROTTLED)
+_THROTTLED = Decision.stop(Reason.THROTTLED)
+_HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
+_DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
+_ABANDONED = Decision.stop(Reason.ABANDONED)
+_ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 """What ``_settle`` answers when a shared budget must be asked before a retry is decided:
 the attempt is settled again (from its ``_PendingRetry``) once the budget has answered."""
 
@@ -710,7 +699,7 @@ class Call(Renewing):
         )
         if resumable or (decision.retry and self._resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision(Action.STOP, Reason.RESUMABLE)
+            decision = Decision.stop(Reason.RESUMABLE)
         if self.facts.id is not None:
             answered = self._answered
             if decision.retry and not answered and engine.consult is not None:

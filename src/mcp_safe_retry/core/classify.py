@@ -1,25 +1,24 @@
-"""Layer-by-layer classification of one JSON-RPC exchange: pure, total, never raises.
+"""The classifier: one JSON-RPC exchange judged layer by layer. Pure, total, never raises.
 
 The order is the one that tells a person which layer failed: HTTP status, then Content-Type,
 then JSON, then the JSON-RPC envelope, then the result (a tool result for ``tools/call``).
+The verdicts are ``Classification`` values of ``core/outcomes.py``.
 """
 
 from __future__ import annotations
 
-import functools
-from enum import StrEnum
 from typing import Any
 
-import attrs
-
-from .fast import Quick, quick_read
+from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
+from .outcomes import Classification, Outcome, verdict
+from .quick_read import Quick, quick_read
 from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
-    "Classification",
-    "Layer",
-    "Outcome",
+    "MRTR_METHODS",
+    "OVERSIZED",
+    "REDIRECT_STATUSES",
     "classify",
     "classify_answer",
     "classify_event",
@@ -27,68 +26,11 @@ __all__ = [
     "classify_json",
     "classify_message",
     "error_in_body",
-    "is_utf8",
-    "media_type",
-    "session_lost",
 ]
 
 MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classification
 OVERSIZED = "SSE event larger than the limit"
 
-
-class Layer(StrEnum):
-    """Where an outcome was decided."""
-
-    TRANSPORT = "transport"
-    PROTOCOL = "protocol"
-    INTERACTION = "interaction"
-    APPLICATION = "application"
-
-
-class Outcome(StrEnum):
-    """What happened to one JSON-RPC message."""
-
-    TOOL_SUCCESS = "TOOL_SUCCESS"
-    HTTP_ERROR = "HTTP_ERROR"
-    JSONRPC_ERROR = "JSONRPC_ERROR"
-    TOOL_ERROR = "TOOL_ERROR"
-    INPUT_REQUIRED = "INPUT_REQUIRED"
-    MALFORMED_JSON = "MALFORMED_JSON"
-    INVALID_ENVELOPE = "INVALID_ENVELOPE"
-    INVALID_TOOL_RESULT = "INVALID_TOOL_RESULT"
-    RPC_SUCCESS = "RPC_SUCCESS"
-    ACCEPTED = "ACCEPTED"
-    NETWORK_ERROR = "NETWORK_ERROR"
-    STREAM_INCOMPLETE = "STREAM_INCOMPLETE"
-    CIRCUIT_OPEN = "CIRCUIT_OPEN"  # not sent: the circuit breaker held the request back
-    # Not sent: the same UNSAFE call may have run already (the duplicate guard, core/guard.py).
-    DUPLICATE_HELD = "DUPLICATE_HELD"
-    REDIRECT = "REDIRECT"  # a hop: the client sends the request on to the Location
-
-
-LAYER_OF: dict[Outcome, Layer] = {
-    Outcome.TOOL_SUCCESS: Layer.APPLICATION,
-    Outcome.TOOL_ERROR: Layer.APPLICATION,
-    Outcome.INPUT_REQUIRED: Layer.INTERACTION,
-    Outcome.RPC_SUCCESS: Layer.PROTOCOL,
-    Outcome.JSONRPC_ERROR: Layer.PROTOCOL,
-    Outcome.MALFORMED_JSON: Layer.PROTOCOL,
-    Outcome.INVALID_ENVELOPE: Layer.PROTOCOL,
-    Outcome.INVALID_TOOL_RESULT: Layer.PROTOCOL,
-    Outcome.HTTP_ERROR: Layer.TRANSPORT,
-    Outcome.ACCEPTED: Layer.TRANSPORT,
-    Outcome.NETWORK_ERROR: Layer.TRANSPORT,
-    Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
-    Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
-    Outcome.DUPLICATE_HELD: Layer.TRANSPORT,
-    Outcome.REDIRECT: Layer.TRANSPORT,
-}
-
-SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})
-"""Outcomes that end a call as the caller hoped (INPUT_REQUIRED is neither: it continues)."""
-NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED, Outcome.REDIRECT}
-"""Outcomes that are no failure: the successes, a server asking for more input, and a
-redirect (a hop the client follows)."""
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """The statuses an HTTP client follows to their Location (httpx's and httpx2's set). The
@@ -96,73 +38,6 @@ MCP SDKs follow 307 and 308 within the origin themselves; so does a client with
 ``follow_redirects``. The answer is a hop on the way, neither a failure nor a success."""
 
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
-
-SESSION_LOST_CODES = frozenset({-32600, 32600})
-"""Codes a lost session is reported with: -32600 by servers (with HTTP 404), and +32600 by
-``mcp`` 1.x, whose client turns a 404 into a local "Session terminated" error with the minus
-sign missing."""
-_SESSION_LOST_WORDS = ("session terminated", "session not found", "session expired")
-
-
-@attrs.frozen
-class Classification:
-    """The verdict on one exchange.
-
-    ``status`` is set only for HTTP_ERROR and REDIRECT; ``code`` is the JSON-RPC error code
-    wherever one was found (also inside a non-2xx body). The other fields help a person and
-    never take part in ``as_dict()``.
-    """
-
-    layer: Layer
-    outcome: Outcome
-    status: int | None = None
-    code: int | None = None
-    message: str | None = None
-    result_type: str | None = None
-    detail: str | None = None
-    error_kind: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """``layer`` and ``outcome``, plus ``status`` and ``code`` when set: nothing else."""
-        out: dict[str, Any] = {"layer": str(self.layer), "outcome": str(self.outcome)}
-        if self.status is not None:
-            out["status"] = self.status
-        if self.code is not None:
-            out["code"] = self.code
-        return out
-
-    @property
-    def ok(self) -> bool:
-        """True for a completed success (tool success, RPC success, accepted notification)."""
-        return self.outcome in SUCCESSES
-
-
-def verdict(outcome: Outcome, **fields: Any) -> Classification:
-    """A Classification in the layer its outcome belongs to."""
-    return Classification(layer=LAYER_OF[outcome], outcome=outcome, **fields)
-
-
-UTF8_CHARSETS = (None, "utf-8", "utf8")
-"""Charsets (None: none named) whose bytes are read as sent: JSON's own encoding."""
-
-
-def is_utf8(content_type: str | None) -> bool:
-    """Whether a body of this Content-Type is UTF-8, as JSON is unless told otherwise."""
-    return media_type(content_type)[1] in UTF8_CHARSETS
-
-
-@functools.lru_cache(maxsize=64)
-def media_type(content_type: str | None) -> tuple[str, str | None]:
-    """``("application/json", "utf-8")`` from ``"Application/JSON; charset=UTF-8"``."""
-    if not content_type:
-        return "", None
-    kind, _, rest = content_type.partition(";")
-    charset = None
-    for param in rest.split(";"):
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = value.strip().strip('"').lower() or None
-    return kind.strip().lower(), charset
 
 
 def classify(
@@ -412,25 +287,6 @@ def _first_text(result: dict[str, JSON]) -> str | None:
         if isinstance(item, dict) and isinstance(item.get("text"), str):
             return str(item["text"])[:MESSAGE_LIMIT]
     return None
-
-
-def session_lost(classification: Classification, *, sent_session: bool = False) -> bool:
-    """True if ``classification`` says the server no longer knows the MCP session.
-
-    A 404 to a request that carried ``Mcp-Session-Id`` (``sent_session``) is how the spec
-    says it (2025 era): the server did not process the request, and a new session must be
-    started with ``initialize``. An error that names a lost session is recognised whatever
-    carried it: the Python SDK server's 404 "Session not found" (-32600) and ``mcp`` 1.x's
-    own "Session terminated" with code +32600.
-    """
-    if classification.outcome not in (Outcome.HTTP_ERROR, Outcome.JSONRPC_ERROR):
-        return False
-    if sent_session and classification.status == 404:
-        return True
-    if classification.code not in SESSION_LOST_CODES or not classification.message:
-        return False
-    text = classification.message.lower()
-    return any(words in text for words in _SESSION_LOST_WORDS)
 
 
 def _is_int(value: object) -> bool:

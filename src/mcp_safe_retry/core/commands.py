@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from .classify import Outcome
-from .kinds import AttemptKind
+from .attempt_kinds import AttemptKind
+from .outcomes import Outcome
 from .stream import StreamTracker
 
 if TYPE_CHECKING:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .classify import Outcome, error_in_body
+from .classify import error_in_body
 from .jsonrpc import RequestId, dumps
+from .outcomes import Outcome
 from .records import CallRecord
 
 __all__ = [

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from .classify import Classification, Outcome
-from .kinds import AttemptKind, ErrorKind
+from .attempt_kinds import AttemptKind, ErrorKind
+from .outcomes import Classification, Outcome
 
 __all__ = ["NOT_PROCESSED_5XX", "Delivery", "delivery_of"]
 

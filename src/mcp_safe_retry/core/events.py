@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .classify import media_type
+from .headers import media_type
 from .jsonrpc import RequestFacts
 
 __all__ = ["Head", "streams"]

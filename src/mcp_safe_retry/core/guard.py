@@ -23,12 +23,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from .classify import Classification, Outcome, verdict
+from .attempt_kinds import AttemptKind
 from .delivery import Delivery, delivery_of
 from .duplicate import Duplicate, EarlierCall, Verdict
+from .idempotency import Idempotency
 from .jsonrpc import Digest, RequestFacts, RequestId
-from .kinds import AttemptKind
-from .policy import DuplicateGuard, Idempotency
+from .outcomes import Classification, Outcome, verdict
+from .policy import DuplicateGuard
 from .records import AttemptValues
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Hedged reads carried out for one call, sans I/O: the race of its copies, driven for a shell.
 
-``core/hedge.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
+``core/hedge_rules.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
 when a hedge is due, asks the retry budget and the circuit breaker before each one (as
 before a retry: itself when they are this process's own, else through the shell with
 ``Consult`` / ``Admit``), lets the breaker hold back the first copy as any call's first POST,
@@ -17,25 +17,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
+from .attempt_kinds import ErrorKind
 from .call import Call
-from .classify import Classification, Outcome, classify_answer, verdict
+from .classify import classify_answer
 from .commands import Admit, Command, Consult, HeaderEdits, Lock, Read, Send, Sleep, Unlock
 from .events import Head, streams
-from .hedge import (
+from .hedge_rules import (
     CancelBy,
     Copy,
     Race,
+    Standing,
     Step,
-    Verdict,
     cancel_by,
     cancellation,
     ending_of,
     may_hedge,
 )
 from .jsonrpc import RequestId
-from .kinds import ErrorKind
 from .latency import hedge_delay
 from .observed import GiveUp
+from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin
 from .servers import server_key
 from .tally import asked_wait, refund, tally
@@ -324,19 +325,19 @@ class Hedging:
         step = race.ended(number, ending_of(engine.policy, classification), engine.clock())
         self.race = step.race
         copy = step.race.copy(number)
-        if step.verdict is Verdict.DISCARD:
+        if step.standing is Standing.DISCARD:
             return _WAIT
-        if step.verdict is Verdict.WAIT:  # it failed, transiently; the others may not
+        if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, engine.wall_clock)
             tally(engine, self.call.admit, classification, retry_after, ends_call=False)
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
-        if step.verdict is Verdict.WIN:
+        if step.standing is Standing.WIN:
             self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
         command = settle()  # counts the copy with the budget and the breaker (Call._settle)
-        if step.verdict is Verdict.EXHAUSTED:
+        if step.standing is Standing.EXHAUSTED:
             return self._after(command, losers)
         return Turn(losers, command)
 

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
-from .policy import AdaptiveDelay
+from .hedge_settings import AdaptiveDelay
 from .servers import server_key
 
 __all__ = ["Latencies", "LatencyWindow", "hedge_delay", "server_key"]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .classify import NOT_FAILURES, Classification, Outcome
-from .hedge import Copy, CopyKind
+from .attempt_kinds import AttemptKind
+from .decision import Decision
+from .extensions import RECORD_ATTRIBUTE
+from .hedge_rules import Copy, CopyKind
 from .hooks import Hook
+from .idempotency import Idempotency
 from .jsonrpc import RequestFacts, RequestId
-from .kinds import AttemptKind
-from .policy import Decision, Idempotency
+from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
 
 if TYPE_CHECKING:
@@ -23,16 +25,12 @@ if TYPE_CHECKING:
     from .events import Head
 
 __all__ = [
-    "RECORD_ATTRIBUTE",
-    "RECORD_EXTENSION",
     "Books",
     "Notice",
     "RecordRef",
     "attempt_number",
 ]
 
-RECORD_EXTENSION = "mcp_safe_retry.record"
-RECORD_ATTRIBUTE = "_mcp_safe_retry_record"  # on the exception that ends a call
 
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""

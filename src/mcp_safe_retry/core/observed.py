@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .classify import Classification, Outcome
 from .jsonrpc import JSON, RequestFacts, RequestId, dumps
+from .outcomes import Classification, Outcome
 from .session import Handshake, Sessions
 
 __all__ = ["LEARNED_METHODS", "GiveUp", "Observed", "client_info"]

@@ -9,24 +9,17 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 
+from .extensions import ALLOW_DUPLICATE_EXTENSION, ORIGIN_EXTENSION
 from .jsonrpc import Digest
 from .records import RetryOrigin
 
 __all__ = [
-    "ALLOW_DUPLICATE_EXTENSION",
-    "ORIGIN_EXTENSION",
     "ResendDetector",
     "allow_duplicate",
     "consented",
     "marked_origin",
     "retry_origin",
 ]
-
-ORIGIN_EXTENSION = "mcp_safe_retry.retry_origin"
-
-ALLOW_DUPLICATE_EXTENSION = "mcp_safe_retry.allow_duplicate"
-"""A request extension (``True``) that lets one call through the duplicate guard: it is sent
-although the same UNSAFE call may have run already (see ``allow_duplicate``)."""
 
 _allowed: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "mcp_safe_retry_allow_duplicate", default=False

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from .classify import Classification
+from .attempt_kinds import AttemptKind
+from .decision import Decision
 from .delivery import Delivery, delivery_of
+from .idempotency import Idempotency
 from .jsonrpc import RequestId
-from .kinds import AttemptKind
 from .live import Live
-from .policy import Decision, Idempotency
+from .outcomes import Classification
 
 if TYPE_CHECKING:
     from .duplicate import Duplicate

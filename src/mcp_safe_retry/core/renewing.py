@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .classify import Classification, session_lost
 from .commands import LOCK, Command, HeaderEdits, Reply, Send, Unlock
+from .decision import Decision, Reason
 from .jsonrpc import RequestFacts, RequestId
-from .policy import Action, Decision, Reason
+from .outcomes import Classification
 from .session import SESSION_HEADER, Renewal
+from .session_lost import session_lost
 from .state import CallState, Event, event, expect
 
 if TYPE_CHECKING:
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Renewing"]
 
-_SESSION_LOST = Decision(Action.RETRY, Reason.SESSION_LOST)
-_REINITIALISED = Decision(Action.RETRY, Reason.SESSION_REINITIALISED)
-_NOT_REINITIALISED = Decision(Action.STOP, Reason.REINITIALISE_FAILED)
+_SESSION_LOST = Decision(retry=True, reason=Reason.SESSION_LOST)
+_REINITIALISED = Decision(retry=True, reason=Reason.SESSION_REINITIALISED)
+_NOT_REINITIALISED = Decision.stop(Reason.REINITIALISE_FAILED)
 
 
 class Renewing:

@@ -19,10 +19,12 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from .classify import Classification, Outcome, classify_answer, classify_event, media_type, verdict
+from .attempt_kinds import AttemptKind
+from .classify import classify_answer, classify_event
 from .commands import HeaderEdits, Send
+from .headers import media_type
 from .jsonrpc import JSON, RequestId, dumps, with_id
-from .kinds import AttemptKind
+from .outcomes import Classification, Outcome, verdict
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .classify import OVERSIZED, Classification, Outcome, classify_event, verdict
+from .classify import OVERSIZED, classify_event
 from .jsonrpc import JSON, RequestId, answers_under, with_id
+from .outcomes import Classification, Outcome, verdict
 from .sse import Event, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .policy import is_transient, parse_retry_after, retries_after
+from .decision import is_transient
+from .headers import parse_retry_after, retries_after
 
 if TYPE_CHECKING:
-    from .classify import Classification
     from .commands import Admit
     from .context import CallContext
     from .events import Head
+    from .outcomes import Classification
 
 __all__ = ["asked_wait", "counted", "refund", "tally", "told"]
 

@@ -19,9 +19,9 @@ import functools
 import logging
 from typing import Any
 
-from ..core.classify import NOT_FAILURES, Classification, Outcome
+from ..core.decision import Decision
 from ..core.live import Live
-from ..core.policy import Decision
+from ..core.outcomes import NOT_FAILURES, Classification, Outcome
 from ..core.records import Attempt, CallRecord, target
 from .hooks import logger
 from .redact import MESSAGE_CHARS, short_text

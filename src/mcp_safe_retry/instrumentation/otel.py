@@ -26,9 +26,9 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from .. import __version__
-from ..core.classify import Classification
-from ..core.kinds import AttemptKind
+from ..core.attempt_kinds import AttemptKind
 from ..core.live import Live
+from ..core.outcomes import Classification
 from ..core.records import Attempt, CallRecord, target
 from .hooks import NAME
 from .logs import error_type

@@ -27,11 +27,11 @@ from ..core.commands import (
     Stream,
 )
 from ..core.events import Head
-from ..core.ledger import RECORD_EXTENSION
+from ..core.extensions import RECORD_EXTENSION
 from ..core.stream import StreamTracker
 from ..instrumentation.hooks import publish
 from .errors_httpx import BodyTooLarge, describe_error, refusal
-from .support import RESPONSE_HEADERS, header_values, strip_headers
+from .wiring import RESPONSE_HEADERS, header_values, strip_headers
 
 __all__ = [
     "Ended",

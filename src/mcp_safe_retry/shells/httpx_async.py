@@ -38,8 +38,8 @@ from ..core.commands import (
     Unlock,
 )
 from ..core.engine import Engine
+from ..core.extensions import RECORD_EXTENSION
 from ..core.hedging import hedged
-from ..core.ledger import RECORD_EXTENSION
 from ..core.policy import RetryPolicy
 from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES
@@ -54,7 +54,7 @@ from .errors_httpx import (
     refusal,
 )
 from .race_httpx_async import race
-from .support import (
+from .wiring import (
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,

@@ -14,7 +14,7 @@ cancelled then): a transport hands one response on, and cannot hand on a stream 
 copies might still win.
 
 Hand-written; ``scripts/unasync.py`` generates its httpx2 twin. Sync shells refuse hedging
-(``support.no_race``): a copy blocked in a read in another thread cannot be cancelled.
+(``wiring.no_race``): a copy blocked in a read in another thread cannot be cancelled.
 """
 
 from __future__ import annotations

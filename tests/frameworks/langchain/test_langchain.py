@@ -12,7 +12,7 @@ import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp.shared.exceptions import McpError
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE
 from tests.frameworks import checks, readme
 from tests.kitchen_process import Kitchen
 

@@ -16,7 +16,7 @@ import pytest
 from mcp.shared.exceptions import McpError
 from smolagents import MCPClient
 
-from mcp_safe_retry import CONTAINED_ERROR_CODE
+from mcp_safe_retry.records import CONTAINED_ERROR_CODE
 from tests.frameworks import checks, readme
 from tests.kitchen_process import Kitchen
 

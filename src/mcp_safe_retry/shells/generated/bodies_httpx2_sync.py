@@ -29,10 +29,10 @@ from ...core.commands import (
     Stream,
 )
 from ...core.events import Head
-from ...core.ledger import RECORD_EXTENSION
+from ...core.extensions import RECORD_EXTENSION
 from ...core.stream import StreamTracker
 from ...instrumentation.hooks import publish
-from ..support import RESPONSE_HEADERS, header_values, strip_headers
+from ..wiring import RESPONSE_HEADERS, header_values, strip_headers
 from .errors_httpx2 import BodyTooLarge, describe_error, refusal
 
 __all__ = [

@@ -14,9 +14,10 @@ from __future__ import annotations
 import httpx2 as httpx
 from httpx2._utils import get_environment_proxies
 
-from ...core.classify import Outcome
+from ...core import errors
+from ...core.attempt_kinds import ErrorKind
 from ...core.commands import Refuse
-from ...core.kinds import ErrorKind
+from ...core.outcomes import Outcome
 from ...instrumentation.redact import scrub
 
 __all__ = [
@@ -48,21 +49,19 @@ def environment_proxies() -> dict[str, str | None]:
     return get_environment_proxies()
 
 
-class BodyTooLarge(httpx.ReadError):
-    """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried."""
+class BodyTooLarge(httpx.ReadError, errors.BodyTooLarge):
+    """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried
+    (``mcp_safe_retry.BodyTooLarge`` catches it, whatever the HTTP library)."""
 
 
-class CircuitOpenError(httpx.TransportError):
-    """The circuit breaker held the request back: nothing was sent. ``get_record(exc)``
-    holds the call's record (its last attempt: ``Outcome.CIRCUIT_OPEN``)."""
+class CircuitOpenError(httpx.TransportError, errors.CircuitOpenError):
+    """The circuit breaker held the request back: nothing was sent (see
+    ``mcp_safe_retry.CircuitOpenError``, which catches it, whatever the HTTP library)."""
 
 
-class DuplicateCallError(httpx.TransportError):
-    """The duplicate guard held the call back: nothing was sent, because the same UNSAFE
-    call (same server, tool and arguments) was sent earlier and got no answer, so it may
-    have run. The message names that call (its time, its delivery state, how it ended);
-    ``get_record(exc)`` holds this call's record (``Outcome.DUPLICATE_HELD``, and
-    ``duplicate_of``). Send it anyway inside ``allow_duplicate()``."""
+class DuplicateCallError(httpx.TransportError, errors.DuplicateCallError):
+    """The duplicate guard held the call back: nothing was sent (see
+    ``mcp_safe_retry.DuplicateCallError``, which catches it, whatever the HTTP library)."""
 
 
 _REFUSALS: dict[Outcome, type[httpx.TransportError]] = {

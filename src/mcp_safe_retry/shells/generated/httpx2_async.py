@@ -40,14 +40,14 @@ from ...core.commands import (
     Unlock,
 )
 from ...core.engine import Engine
+from ...core.extensions import RECORD_EXTENSION
 from ...core.hedging import hedged
-from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
-from ..support import (
+from ..wiring import (
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,

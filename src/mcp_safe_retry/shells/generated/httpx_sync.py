@@ -40,8 +40,8 @@ from ...core.commands import (
     Unlock,
 )
 from ...core.engine import Engine
+from ...core.extensions import RECORD_EXTENSION
 from ...core.hedging import hedged
-from ...core.ledger import RECORD_EXTENSION
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
@@ -54,7 +54,7 @@ from ..errors_httpx import (
     environment_proxies,
     refusal,
 )
-from ..support import (
+from ..wiring import (
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,
@@ -65,7 +65,7 @@ from ..support import (
     split_options,
     wrong_client,
 )
-from ..support import no_race as race
+from ..wiring import no_race as race
 from .bodies_httpx_sync import Ended, answered, head_of, read_whole, streaming, with_body
 
 __all__ = ["RetryTransport", "mcp_client"]

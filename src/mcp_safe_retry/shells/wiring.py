@@ -1,4 +1,8 @@
-"""Small pure helpers the generated shells share (they work for httpx and httpx2 alike)."""
+"""How a shell is wired to its HTTP library, pure and shared by every flavour (httpx and
+httpx2, sync and async): the headers a shell reads in one pass, the checks that refuse an
+inner transport, a client or a setting of the wrong library or mode with a message naming
+the class to use, ``mcp_client``'s keyword options sorted by whom they are for, and whether
+a shell can hedge."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
-from ..core.classify import media_type
+from ..core.headers import media_type
 from ..core.policy import RetryPolicy
 
 __all__ = [

@@ -30,9 +30,11 @@ from typing import NamedTuple
 
 import attrs
 
-from .classify import NOT_FAILURES, Classification
+from .decision import is_transient
+from .idempotency import Idempotency
 from .jsonrpc import RequestId, dumps, is_request_id, same_id
-from .policy import Idempotency, RetryPolicy, is_transient
+from .outcomes import NOT_FAILURES, Classification
+from .policy import RetryPolicy
 
 __all__ = [
     "HEDGE_CANCEL_REASON",
@@ -44,13 +46,12 @@ __all__ = [
     "Ending",
     "Race",
     "Sample",
+    "Standing",
     "Step",
-    "Verdict",
     "cancel_by",
     "cancellation",
     "ending_of",
     "may_hedge",
-    "post_cap",
 ]
 
 HEDGE_CANCEL_REASON = "hedged request lost"
@@ -74,11 +75,6 @@ def may_hedge(
         and idempotency is Idempotency.READ
         and method not in _NEVER_HEDGED
     )
-
-
-def post_cap(policy: RetryPolicy, *, hedged: bool) -> int:
-    """The most POSTs one call may make: the first, its retries, and its hedges if any."""
-    return 1 + policy.max_retries + (policy.max_hedges if hedged else 0)
 
 
 class Ending(StrEnum):
@@ -126,8 +122,8 @@ class Sample(NamedTuple):
     censored: bool
 
 
-class Verdict(StrEnum):
-    """What the shell does after a copy's event."""
+class Standing(StrEnum):
+    """Where a race stands after a copy's event, so what the shell does next."""
 
     WAIT = "wait"  # other copies are in flight: close this answer (if any), wait for them
     WIN = "win"  # hand this copy's answer on under the caller's id; cancel ``Step.cancel``
@@ -168,13 +164,13 @@ class Step:
 
     Attributes:
         race: the race as it now stands.
-        verdict: what to do with the copy the event was about.
+        standing: what to do with the copy the event was about.
         cancel: copies that were in flight and lost: close each one's response and cancel
             it as ``cancel_by`` says.
     """
 
     race: Race
-    verdict: Verdict
+    standing: Standing
     cancel: tuple[Copy, ...] = ()
 
     @property
@@ -259,12 +255,6 @@ class Race:
     @property
     def in_flight(self) -> tuple[Copy, ...]:
         return tuple(c for c in self.copies if c.in_flight)
-
-    @property
-    def retry_attempt(self) -> int:
-        """The attempt number a retry decision is taken for (``decide(attempt=...)``):
-        1 + the retries so far, so hedges never use up retries."""
-        return 1 + self.retries
 
     def copy(self, number: int) -> Copy:
         """The copy with this number (ValueError for one never sent)."""
@@ -362,7 +352,7 @@ class Race:
         )
         for o in others:
             race = race._replace(o)
-        return Step(race, Verdict.WAIT, others)
+        return Step(race, Standing.WAIT, others)
 
     def ended(self, number: int, ending: Ending, now: float) -> Step:
         """The copy's answer is complete (or its request failed); what follows.
@@ -373,18 +363,18 @@ class Race:
         answered = c.answered_at if c.answered_at is not None else now
         if c.state in (CopyState.LOST, CopyState.ABANDONED) and c.ending is None:
             late = attrs.evolve(c, answered_at=answered, ending=ending)
-            return Step(self._replace(late), Verdict.DISCARD)
+            return Step(self._replace(late), Standing.DISCARD)
         if not c.in_flight:
             raise ValueError(f"copy {number} has ended already")
         if self.settled:  # not reached through these methods: settling cancels every copy
             late = attrs.evolve(c, state=CopyState.LOST, answered_at=answered, ending=ending)
-            return Step(self._replace(late), Verdict.DISCARD)
+            return Step(self._replace(late), Standing.DISCARD)
         if ending is Ending.TRANSIENT:
             failed = attrs.evolve(c, state=CopyState.FAILED, answered_at=answered, ending=ending)
             race = self._replace(failed)
-            return Step(race, Verdict.WAIT if race.in_flight else Verdict.EXHAUSTED)
+            return Step(race, Standing.WAIT if race.in_flight else Standing.EXHAUSTED)
         won = attrs.evolve(c, state=CopyState.WON, answered_at=answered, ending=ending)
-        return self._replace(won)._settle(number, CopyState.LOST, Verdict.WIN)
+        return self._replace(won)._settle(number, CopyState.LOST, Standing.WIN)
 
     def give_up(self) -> Step:
         """After EXHAUSTED, the retry decision stopped: the last failure is the answer."""
@@ -395,14 +385,14 @@ class Race:
             key=lambda c: (c.answered_at or 0.0, c.number),
         )
         race = self._replace(attrs.evolve(last, state=CopyState.WON))
-        return Step(attrs.evolve(race, winner=last.number), Verdict.WIN)
+        return Step(attrs.evolve(race, winner=last.number), Standing.WIN)
 
     def abandon(self) -> Step:
         """The caller gave the call up (a cancellation, a closed stream): cancel every copy."""
         if self.settled:
-            return Step(self, Verdict.DISCARD)
+            return Step(self, Standing.DISCARD)
         race = attrs.evolve(self, abandoned=True)
-        return race._settle(None, CopyState.ABANDONED, Verdict.DISCARD)
+        return race._settle(None, CopyState.ABANDONED, Standing.DISCARD)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -417,12 +407,12 @@ class Race:
         copies[c.number - 1] = c
         return attrs.evolve(self, copies=tuple(copies))
 
-    def _settle(self, winner: int | None, fate: CopyState, verdict: Verdict) -> Step:
+    def _settle(self, winner: int | None, fate: CopyState, standing: Standing) -> Step:
         cancelled = tuple(attrs.evolve(c, state=fate) for c in self.copies if c.in_flight)
         race = self
         for c in cancelled:
             race = race._replace(c)
-        return Step(attrs.evolve(race, winner=winner), verdict, cancelled)
+        return Step(attrs.evolve(race, winner=winner), standing, cancelled)
 
 
 # -- cancelling a loser --------------------------------------------------------------------
