@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from mcp_safe_retry import classify
-from mcp_safe_retry.core.session_lost import session_lost
 from mcp_safe_retry.records import Classification, Layer, Outcome
 from tests.helpers import sse_event
 
@@ -375,53 +374,3 @@ def test_classification_is_a_frozen_value() -> None:
         c.outcome = Outcome.TOOL_SUCCESS  # type: ignore[misc]
 
 
-SESSION_LOST = [
-    pytest.param(
-        classify(404, error(code=-32600, message="Session not found")),
-        False,
-        True,
-        id="python-server-404-session-not-found",
-    ),
-    pytest.param(classify(404, b"", content_type=None), True, True, id="bare-404-after-a-session"),
-    pytest.param(classify(404, b"", content_type=None), False, False, id="bare-404-no-session"),
-    pytest.param(
-        classify(200, error(code=32600, message="Session terminated")),
-        False,
-        True,
-        id="mcp1-local-plus-32600-session-terminated",
-    ),
-    pytest.param(
-        classify(200, error(code=-32600, message="Session terminated")),
-        False,
-        True,
-        id="minus-32600-session-terminated",
-    ),
-    pytest.param(
-        classify(200, error(code=-32600, message="Invalid Request")),
-        True,
-        False,
-        id="plain-invalid-request",
-    ),
-    pytest.param(
-        classify(200, error(code=32600, message="something else")),
-        False,
-        False,
-        id="plus-32600-without-session-words",
-    ),
-    pytest.param(
-        classify(400, error(code=-32000, message="Bad Request: No valid session ID")),
-        True,
-        False,
-        id="typescript-400-is-no-expiry",
-    ),
-    pytest.param(
-        classify(200, result(content=TEXT)), True, False, id="a-success-is-never-a-lost-session"
-    ),
-]
-
-
-@pytest.mark.parametrize(("classification", "sent_session", "lost"), SESSION_LOST)
-def test_session_lost_recognises_every_way_it_is_reported(
-    classification: Classification, sent_session: bool, lost: bool
-) -> None:
-    assert session_lost(classification, sent_session=sent_session) is lost

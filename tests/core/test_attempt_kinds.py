@@ -1,4 +1,4 @@
-"""The closed vocabularies of an attempt (core/kinds.py): how it was sent, how its network
+"""The closed vocabularies of an attempt (core/attempt_kinds.py): how it was sent, how its network
 error is known, and the two sets of error kinds the retry rules read."""
 
 from __future__ import annotations
