@@ -15,7 +15,15 @@ import pytest
 import mcp_safe_retry
 from mcp_safe_retry.hooks import JsonLinesSink
 from mcp_safe_retry.records import CallRecord
-from tests._obs_support import FakeClock, Server, call, raise_error, result, status, transport
+from tests.instrumentation.support import (
+    FakeClock,
+    Server,
+    call,
+    raise_error,
+    result,
+    status,
+    transport,
+)
 
 
 def lines(text: str) -> list[dict[str, Any]]:

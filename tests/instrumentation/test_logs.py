@@ -16,7 +16,7 @@ import mcp_safe_retry.hooks
 import mcp_safe_retry.records
 from mcp_safe_retry.instrumentation import logs as _logging
 from mcp_safe_retry.instrumentation.logs import FIELDS, LoggingHook, error_type
-from tests._obs_support import (
+from tests.instrumentation.support import (
     FakeClock,
     Server,
     call,

@@ -23,7 +23,7 @@ import mcp_safe_retry
 import mcp_safe_retry.hooks
 from mcp_safe_retry.otel import OpenTelemetryHook
 from mcp_safe_retry.records import CallRecord
-from tests._obs_support import (
+from tests.instrumentation.support import (
     LATENCY,
     FakeClock,
     Server,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import mcp_safe_retry
 import mcp_safe_retry.hooks
 from mcp_safe_retry.instrumentation.redact import MESSAGE_CHARS, REDACTED, scrub, short_text
-from tests._obs_support import (
+from tests.instrumentation.support import (
     FakeClock,
     Server,
     call,
