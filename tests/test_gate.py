@@ -45,10 +45,10 @@ def test_local_budgets_and_breakers_say_they_answer_inline() -> None:
 
 
 def test_a_subclass_of_the_local_budget_is_asked_by_the_call_itself() -> None:
-    assert _engine(budget=_Mine()).consult is None
+    assert _engine(budget=_Mine()).ask_budget is None
     assert _engine(breaker=CircuitBreaker()).breaker_inline
 
 
 def test_a_budget_that_says_nothing_is_asked_by_the_shell() -> None:
     remote = _Remote()
-    assert _engine(budget=remote).consult == Consult(remote)
+    assert _engine(budget=remote).ask_budget == Consult(remote)

@@ -54,10 +54,10 @@ def test_a_budget_or_breaker_that_answers_inline_is_asked_inline_any_other_throu
         answers_inline = False
 
     plain = engine(policy=None)
-    assert plain.consult is None and not plain.breaker_inline
+    assert plain.ask_budget is None and not plain.breaker_inline
     inline = engine(breaker=CircuitBreaker())
-    assert inline.consult is None and inline.breaker_inline
+    assert inline.ask_budget is None and inline.breaker_inline
     budget = Shared()
     shell = engine(budget=budget, breaker=Asked())
-    assert shell.consult == Consult(budget) and not shell.breaker_inline
-    assert shell.read == Read(shell.max_event_bytes)
+    assert shell.ask_budget == Consult(budget) and not shell.breaker_inline
+    assert shell.read_whole == Read(shell.max_event_bytes)

@@ -7,13 +7,20 @@ answer on or ends it. Every decision lives here: whether to retry, how long to w
 an answer is read whole or streamed, when a failure is contained, what ends a broken SSE
 answer, when a request is held back. Nothing here touches a socket, sleeps or imports an
 HTTP library.
+
+Where the call stands is explicit (``state.CallState``, checked on every event against
+``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
+a retry waiting for a shared budget (``pending.PendingRetry``), what it hands on instead of
+the answer as it came (``answers``); it reads its transport through a ``CallContext``.
+Session renewal (``renewing.Renewing``) is still a base class: the next part to hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
+from .answers import contained, restored, spliced
 from .attempt_kinds import AttemptKind, ErrorKind
 from .breaker import circuit_open
 from .classify import classify_answer
@@ -33,10 +40,6 @@ from .commands import (
     Stream,
 )
 from .contain import (
-    CONTAINED_OUTCOMES,
-    NEVER_CONTAINED_METHODS,
-    contained_error,
-    contains_http_error,
     server_error,
 )
 from .decision import Decision, Reason, decide
@@ -51,10 +54,6 @@ from .jsonrpc import (
     JSON,
     RequestFacts,
     RequestId,
-    answers_under,
-    dumps,
-    is_exact,
-    loads,
     parse_request,
     with_id,
 )
@@ -62,10 +61,10 @@ from .ledger import Books, Notice, RecordRef
 from .observed import LEARNED_METHODS, GiveUp, client_info
 from .origin import consented, marked_origin
 from .outcomes import Classification, Outcome, verdict
+from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle
 from .records import AttemptValues, RetryOrigin, target
 from .renewing import Renewing
 from .session import SESSION_HEADER
-from .sse import encode_event
 from .state import CallProtocolError, CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait, counted, refund, told
@@ -85,53 +84,8 @@ _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 _ABANDONED = Decision.stop(Reason.ABANDONED)
 _ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
-"""What ``_settle`` answers when a shared budget must be asked before a retry is decided:
-the attempt is settled again (from its ``_PendingRetry``) once the budget has answered."""
-
-
-class _Settle(NamedTuple):
-    """How one attempt ended, as ``Call._settle`` weighs it."""
-
-    classification: Classification
-    head: Head | None
-    error_kind: str | None = None
-    retry_after: float | None = None
-    message: JSON = None
-    resumable: bool = False
-
-
-class _AfterRead(NamedTuple):
-    """What an answer read whole leaves for after its attempt is settled."""
-
-    head: Head
-    body: bytes
-    message: JSON
-    source: bytes | None
-    resuming: bool
-
-
-class _AfterFailure(NamedTuple):
-    """What a network failure leaves for after its attempt is settled."""
-
-    error: BaseException
-    kind: ErrorKind
-    resuming: bool
-
-
-class _AfterStream(NamedTuple):
-    """What an ended SSE answer leaves for after its attempt is settled."""
-
-    tracker: StreamTracker
-    error: BaseException | None
-    resume_from: str | None  # the event id a client's GET may resume it from
-
-
-class _PendingRetry(NamedTuple):
-    """A retry planned while a budget of the shell's is asked: the attempt to settle with
-    its answer, and what follows."""
-
-    settle: _Settle
-    then: _AfterRead | _AfterFailure | _AfterStream
+"""What ``_decide_attempt`` answers when a shared budget must be asked before a retry is decided:
+the attempt is settled again (from its ``PendingRetry``) once the budget has answered."""
 
 
 _HEDGED = AttemptKind.HEDGE
@@ -139,7 +93,7 @@ _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fat
 
 
 class Call(Renewing):
-    """The state of one logical call across its attempts."""
+    """The state of one logical call across its attempts (built by ``begin``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     _delay = 0.0
@@ -153,7 +107,7 @@ class Call(Renewing):
     _reissued = False  # re-issued from inside an SSE answer already handed on
     _resume_id: str | None = None
     _admit: Admit | None = None  # with a breaker: the command that asks it before a send
-    _planned: _PendingRetry | None = None  # the attempt to settle once the budget answers
+    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
     _answered = False  # while replaying: the budget has answered...
     _stop: Decision | None = None  # ...and this stops the call instead of the retry (if any)
     _spent = False  # the budget gave a token for the retry planned, not sent yet
@@ -172,26 +126,26 @@ class Call(Renewing):
 
     def __init__(
         self,
-        engine: CallContext,
+        context: CallContext,
         facts: RequestFacts,
         headers: Mapping[str, str],
         extensions: Mapping[str, Any],
         url: object = None,
     ) -> None:
-        self._engine = engine
+        self._context = context
         self.facts = facts
-        breaker = engine.breaker
+        breaker = context.breaker
         if breaker is not None and facts.id is not None:
-            self._admit = Admit(breaker, engine.server_key(str(url)))
+            self._admit = Admit(breaker, context.server_key(str(url)))
         session = self._sent_session = headers.get(SESSION_HEADER)
-        observed = engine.observed
+        observed = context.observed
         self.idempotency = (
             Idempotency.UNSAFE
             if facts.id is None
             else _declared(extensions)
-            or engine.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
+            or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
         )
-        now = engine.clock()
+        now = context.clock()
         self._sent_at = now
         self._wire_id: RequestId | None = facts.id
         if facts.method == "notifications/cancelled":
@@ -199,22 +153,22 @@ class Call(Renewing):
             self.gives_up = observed.race_cancelled(facts, session)
         origin = marked_origin(extensions)
         if origin is None:
-            is_resend = facts.id is not None and engine.detector.is_resend(facts.identity, now)
+            is_resend = facts.id is not None and context.detector.is_resend(facts.identity, now)
             origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-        guard = engine.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
+        guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
         guarded = duplicate = None
         if guard.guards(facts, self.idempotency):
-            guarded = engine.server_key(str(url))
+            guarded = context.server_key(str(url))
             duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
             if duplicate is not None and origin is RetryOrigin.NONE:
                 origin = RetryOrigin.APPLICATION  # it repeats a call sent before
         self._origin = origin
         self.books = Books(
-            engine,
+            context,
             facts,
             self.idempotency,
             start=now,
-            started_at=engine.wall_clock(),
+            started_at=context.wall_clock(),
             client=client_info(facts) or observed.client,
             protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
             session=session,
@@ -247,12 +201,12 @@ class Call(Renewing):
         duplicate = self.books.duplicate
         if duplicate is not None and duplicate.verdict is Verdict.HELD:
             return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
-        return self._go()
+        return self._send_or_admit()
 
     @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
-        return self._go()
+        return self._send_or_admit()
 
     @event(Event.ADMITTED)
     def admitted(self, allowed: bool) -> Command:
@@ -269,7 +223,7 @@ class Call(Renewing):
     def _refuse(self, stop: Decision, classification: Classification) -> Command:
         """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
         then the contained error, or the HTTP library's exception for the outcome."""
-        self._sent_at = now = self._engine.clock()
+        self._sent_at = now = self._context.clock()
         self._record(
             stop,
             classification,
@@ -289,14 +243,14 @@ class Call(Renewing):
     @event(Event.CONSULTED)
     def consulted(self, allowed: bool) -> Command:
         """The budget's answer to a ``Consult``: the attempt is settled with it."""
-        return self._settle_pending(None if allowed else _THROTTLED)
+        return self._decide_pending(None if allowed else _THROTTLED)
 
     @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
         """A response head arrived: stream an SSE answer on, or read the body whole."""
         if self._renewal is not None:  # a step of the session's renewal: read whole, SSE or not
             self._reading = head
-            return self._engine.read
+            return self._context.read_whole
         if streams(head, self.facts):
             self._head = head
             wire_id = self._wire_id
@@ -307,12 +261,12 @@ class Call(Renewing):
                     wire_id=wire_id,
                     caller_id=self.facts.id if self.facts.id is not None else wire_id,
                     method=self.facts.method,
-                    max_event_bytes=self._engine.max_event_bytes,
+                    max_event_bytes=self._context.max_event_bytes,
                     want_message=self._wants_message(),
                 )
             )
         self._reading = head
-        return self._engine.read
+        return self._context.read_whole
 
     @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
@@ -322,14 +276,14 @@ class Call(Renewing):
             return self._renewal_answered(head, body)
         facts = self.facts
         resuming = self._resuming
-        # Read without the huge-integer scan; _exact() re-reads if it is re-sent.
+        # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
         classification, message = classify_answer(
             head.status,
             body,
             content_type=head.content_type,
             expected_id=None if facts.id is None else self._wire_id,
             method=facts.method,
-            max_event_bytes=self._engine.max_event_bytes,
+            max_event_bytes=self._context.max_event_bytes,
             want_message=self._wants_message(),
         )
         if head.status == 404 and self._renewable(classification):
@@ -337,37 +291,37 @@ class Call(Renewing):
         source = None
         if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
             source = body
-        settle = _Settle(
+        settle = Settle(
             classification,
             head,
-            retry_after=asked_wait(head, self._engine.wall_clock),
+            retry_after=asked_wait(head, self._context.wall_clock),
             message=message,
         )
-        then = _AfterRead(head, body, message, source, resuming)
-        decision = self._settle(settle)
+        then = AfterRead(head, body, message, source, resuming)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_read(then, decision)
 
-    def _after_read(self, then: _AfterRead, decision: Decision) -> Command:
+    def _after_read(self, then: AfterRead, decision: Decision) -> Command:
         """What follows an answer read whole, once its attempt is settled with ``decision``."""
         head, body, message, source, resuming = then
         facts = self.facts
         if decision.retry:
-            return self._next(decision)
+            return self._retry(decision)
         self._message = message
         self._message_source = source
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
         if self._reissued:
             return self._reissued_end(head)
-        if self._engine.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
                 return Contain(server_error(body, head.content_type, facts.id) or contained)
-        replacement = self._restore_id(message)
+        replacement = restored(message, source, self._wire_id, facts.id)
         return HAND_ON if replacement is None else HandOn(replacement)
 
     @event(Event.FAILED)
@@ -377,18 +331,18 @@ class Call(Renewing):
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         if self._renewal is not None:
             return self._renewal_over(classification, None, error_kind=kind)
-        settle = _Settle(classification, None, error_kind=kind)
-        then = _AfterFailure(error, kind, resuming)
-        decision = self._settle(settle)
+        settle = Settle(classification, None, error_kind=kind)
+        then = AfterFailure(error, kind, resuming)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_failure(then, decision)
 
-    def _after_failure(self, then: _AfterFailure, decision: Decision) -> Command:
+    def _after_failure(self, then: AfterFailure, decision: Decision) -> Command:
         """What follows a network failure, once its attempt is settled with ``decision``."""
         error, kind, resuming = then
         if decision.retry:
-            return self._next(decision)
+            return self._retry(decision)
         self.books.annotate(error)
         # A body that would not decode is no transport failure: it is raised as it is, as
         # is a failed resumption (the client's own GET).
@@ -415,24 +369,24 @@ class Call(Renewing):
             runs the exchange again and splices the new answer into the stream.
         """
         if self.done:
-            return self._after_stream(_AfterStream(tracker, error, None), None)
-        settle, then = self._stream_settle(tracker, error, kind, detail)
-        decision = self._settle(settle)
+            return self._after_stream(AfterStream(tracker, error, None), None)
+        settle, then = self._stream_attempt(tracker, error, kind, detail)
+        decision = self._decide_attempt(settle)
         if decision is _ASK_BUDGET:
-            return self._ask_budget(_PendingRetry(settle, then))
+            return self._ask_budget(PendingRetry(settle, then))
         return self._after_stream(then, decision)
 
-    def _after_stream(self, then: _AfterStream, decision: Decision | None) -> Command:
+    def _after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, once its attempt is settled with ``decision`` (None: the
         call had ended before)."""
         tracker, error, resume_from = then
         resumable = False
         if decision is not None:
             if resume_from is not None:  # kept for the client's GET with Last-Event-ID
-                self._engine.await_resumption(resume_from, self)
+                self._context.await_resumption(resume_from, self)
             if decision.retry:
                 self._reissued = True
-                return self._next(decision)
+                return self._retry(decision)
             resumable = decision.reason is Reason.RESUMABLE
         if tracker.done:
             return END_STREAM
@@ -453,8 +407,8 @@ class Call(Renewing):
             return
         if tracker.classification is not None:
             self._answered, self._stop = True, _ABANDONED  # no retry now: no budget asked
-            settle, then = self._stream_settle(tracker, None, None, "")
-            self._after_stream(then, self._settle(settle))
+            settle, then = self._stream_attempt(tracker, None, None, "")
+            self._after_stream(then, self._decide_attempt(settle))
         else:
             self.abandoned(None)
 
@@ -476,10 +430,10 @@ class Call(Renewing):
         else:
             detail = f"ended by {type(exc).__name__}: {exc}"[:200]
         if self._planned is not None:  # awaiting the budget: settle the attempt as abandoned
-            self._settle_pending(_ABANDONED)
+            self._decide_pending(_ABANDONED)
             return
         stop = _ABANDONED
-        now = self._engine.clock()
+        now = self._context.clock()
         held = not self.books.attempts and not self._in_flight  # awaiting the breaker: unsent
         if self._in_flight or held:
             if self._head is not None:  # an SSE answer was flowing
@@ -516,36 +470,20 @@ class Call(Renewing):
         self._resuming = True
         self._reissued = False
         self._delay = 0.0
-        self._sent_at = self._engine.clock()
+        self._sent_at = self._context.clock()
         self.books.reopened()
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
-        """The JSON-RPC error that stands for this call's failure, when failures are contained.
-
-        Outside a stream NETWORK_ERROR, STREAM_INCOMPLETE, CIRCUIT_OPEN and DUPLICATE_HELD
-        are contained; an HTTP error is an answer already, contained only where the engine
-        contains HTTP errors (the httpx flavour) and its status is not one a layer above
-        handles (``contains_http_error``). Inside an SSE stream that holds no response,
-        whatever ended the call is. None when containment is off, the call is a
-        notification, or its method's error would be read as the server's verdict
-        (``NEVER_CONTAINED_METHODS``).
-        """
-        if not self._engine.contain_failures or self.facts.id is None:
-            return None
-        if self.facts.method in NEVER_CONTAINED_METHODS:  # the SDK reads it as a verdict
-            return None
-        record = self.books.ref.current
-        final = record.classification
-        if final is None:
-            return None
-        if (
-            not in_stream
-            and final.outcome not in CONTAINED_OUTCOMES
-            and not (self._engine.contain_http_errors and contains_http_error(final.status))
-        ):
-            return None
-        body = contained_error(record, self.facts.id)
-        return encode_event(body) if in_stream else body
+        """The JSON-RPC error that stands for this call's failure, if contained
+        (``answers.contained``)."""
+        context = self._context
+        return contained(
+            self.facts,
+            self.books.ref.current,
+            failures=context.contain_failures,
+            http_errors=context.contain_http_errors,
+            in_stream=in_stream,
+        )
 
     # -- hedged reads: core/hedging.py races the copies and settles the call through these --
 
@@ -600,42 +538,42 @@ class Call(Renewing):
     def _send(self) -> Send:
         if self._spent:  # the retry's token is used
             self._spent = False
-        self._sent_at = self._engine.clock()
+        self._sent_at = self._context.clock()
         self._in_flight = True
         self._head = None
         content = self._content
         return _SEND_AS_IS if content is None else Send(content, _POSTED, self._edits)
 
-    def _go(self) -> Command:
+    def _send_or_admit(self) -> Command:
         """Send now, or first ask the breaker (itself when it is this process's own)."""
         admit = self._admit
         if admit is None:
             return self._send()
-        if self._engine.breaker_inline:
+        if self._context.breaker_inline:
             return self.admitted(admit.breaker.allow(admit.key))
         return admit
 
-    def _next(self, decision: Decision) -> Command:
+    def _retry(self, decision: Decision) -> Command:
         """The command that carries out a retry: wait first, unless there is nothing to wait."""
         if decision.delay > 0:
             return Sleep(decision.delay)
-        return self._go()
+        return self._send_or_admit()
 
-    def _ask_budget(self, pending: _PendingRetry) -> Command:
+    def _ask_budget(self, pending: PendingRetry) -> Command:
         """Keep the retry planned until the shell has asked the budget (``consulted``)."""
         self._planned = pending
-        return expect(self._engine.consult, "shared budget to ask")
+        return expect(self._context.ask_budget, "shared budget to ask")
 
-    def _settle_pending(self, stop: Decision | None) -> Command:
+    def _decide_pending(self, stop: Decision | None) -> Command:
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
         pending, self._planned = expect(self._planned, "Consult asked"), None
         self._answered, self._stop = True, stop
-        decision = self._settle(pending.settle)
+        decision = self._decide_attempt(pending.settle)
         then = pending.then
-        if isinstance(then, _AfterRead):
+        if isinstance(then, AfterRead):
             return self._after_read(then, decision)
-        if isinstance(then, _AfterFailure):
+        if isinstance(then, AfterFailure):
             return self._after_failure(then, decision)
         return self._after_stream(then, decision)
 
@@ -643,7 +581,7 @@ class Call(Renewing):
         """The retry the budget gave a token for is not sent: the token goes back."""
         if self._spent:
             self._spent = False
-            refund(self._engine)
+            refund(self._context)
 
     def _wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -651,13 +589,13 @@ class Call(Renewing):
         without building it."""
         return self.facts.method in LEARNED_METHODS or self._wire_id is not self.facts.id
 
-    def _stream_settle(
+    def _stream_attempt(
         self,
         tracker: StreamTracker,
         error: BaseException | None,
         kind: ErrorKind | None,
         detail: str,
-    ) -> tuple[_Settle, _AfterStream]:
+    ) -> tuple[Settle, AfterStream]:
         """How to settle the attempt whose SSE answer ended (``error``, ``detail``: what
         broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
@@ -672,44 +610,44 @@ class Call(Renewing):
         resume_from = None
         if tracker.classification is None:
             resume_from = tracker.last_event_id or self._resume_id
-        settle = _Settle(
+        settle = Settle(
             classification,
             self._head,
             error_kind=kind,
             message=tracker.message,
             resumable=resume_from is not None,
         )
-        return settle, _AfterStream(tracker, error, resume_from)
+        return settle, AfterStream(tracker, error, resume_from)
 
-    def _settle(self, settle: _Settle) -> Decision:
+    def _decide_attempt(self, settle: Settle) -> Decision:
         """Decide what follows the attempt that ended as ``settle`` says, and record it; or,
         when a budget of the shell's must be asked first, ``_ASK_BUDGET`` (nothing counted)."""
         classification, head, error_kind, retry_after, message, resumable = settle
-        engine = self._engine
-        now = engine.clock()
+        context = self._context
+        now = context.clock()
         number = len(self.books.attempts) + 1 - self._hedges
         decision = decide(
-            engine.policy,
+            context.policy,
             idempotency=self.idempotency,
             classification=classification,
             attempt=number,
             elapsed=now - self.books.start,
             retry_after=retry_after,
-            rand=engine.rand,
+            rand=context.rand,
         )
         if resumable or (decision.retry and self._resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
             decision = Decision.stop(Reason.RESUMABLE)
         if self.facts.id is not None:
             answered = self._answered
-            if decision.retry and not answered and engine.consult is not None:
+            if decision.retry and not answered and context.ask_budget is not None:
                 return _ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(engine, classification)
+            failed = counted(context, classification)
             if answered:  # replayed with the budget's answer (last: a True spends a token)
                 self._answered = False
                 if decision.retry and self._stop is not None:
                     decision = self._stop
-            elif decision.retry and not engine.budget.allow_retry():
+            elif decision.retry and not context.budget.allow_retry():
                 decision = _THROTTLED
             # The breaker's ratio counts the call once, when no retry follows.
             told(self._admit, failed, retry_after, ends_call=not decision.retry)
@@ -740,7 +678,7 @@ class Call(Renewing):
     ) -> Decision:
         """Append the attempt that just ended, with what follows it, for the hooks too
         (``final``: the call's verdict if it ends here, when not the attempt's own)."""
-        engine = self._engine
+        context = self._context
         books = self.books
         self._in_flight = False
         resuming = self._resuming
@@ -773,12 +711,12 @@ class Call(Renewing):
             self._prepare_retry(decision)
         else:
             self.done = True
-            engine.observed.learn(self.facts, final, message, books.session)
+            context.observed.learn(self.facts, final, message, books.session)
         books.ended(final if self.done else None, now, self._wire_id)
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
-        engine = self._engine
+        context = self._context
         facts = self.facts
         self._delay = decision.delay
         self._kind = _POSTED
@@ -787,48 +725,22 @@ class Call(Renewing):
             if self._content is None:
                 self._content = facts.source
             return
-        self._wire_id = engine.fresh_id()
+        self._wire_id = context.fresh_id()
         self._content = with_id(facts.exact_message(), self._wire_id)
-        engine.observed.resent(self.books.session, facts.id, self._wire_id)
+        context.observed.resent(self.books.session, facts.id, self._wire_id)
 
     def _reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by
         ``head`` (and the last answer read): with that answer, or a contained failure."""
-        event = self._splice_event() or self.contained(in_stream=True)
+        caller_id = self.facts.id
+        event = spliced(self._message, self._message_source, caller_id) or self.contained(
+            in_stream=True
+        )
         if event is None:
             return Break(
                 f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
             )
         return EndStream(event)
-
-    def _splice_event(self) -> bytes | None:
-        """The last read answer as one SSE event for the caller's id, to end a stream that
-        broke and was re-issued; None when that answer holds no JSON-RPC response."""
-        message = self._message
-        if not isinstance(message, dict) or ("result" not in message and "error" not in message):
-            return None
-        message = self._exact(message)
-        if message.get("id") is not None and self.facts.id is not None:
-            message = {**message, "id": self.facts.id}
-        return encode_event(dumps(message))
-
-    def _restore_id(self, message: JSON) -> bytes | None:
-        caller_id = self.facts.id
-        if (
-            caller_id is None
-            or self._wire_id is caller_id  # never re-sent: the common case
-            or not isinstance(message, dict)
-            or not answers_under(message, self._wire_id, caller_id)
-        ):
-            return None
-        return with_id(self._exact(message), caller_id)
-
-    def _exact(self, message: JSON) -> JSON:
-        """The last JSON answer with exact integers, to be re-serialised."""
-        source = self._message_source
-        if source is None or is_exact(source):
-            return message
-        return loads(source)
 
 
 def begin(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from .attempt_kinds import AttemptKind
+from .jsonrpc import RequestId
 from .outcomes import Outcome
 from .stream import StreamTracker
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from .budget import Budget
 
 __all__ = [
+    "CANCEL_EDITS",
+    "CANCEL_TIME_LIMIT",
     "Admit",
     "Break",
     "Command",
@@ -32,7 +35,9 @@ __all__ = [
     "EndStream",
     "HandOn",
     "HeaderEdits",
+    "Launch",
     "Lock",
+    "Loser",
     "Raise",
     "Read",
     "Refuse",
@@ -40,6 +45,7 @@ __all__ = [
     "Send",
     "Sleep",
     "Stream",
+    "Turn",
     "Unlock",
 ]
 
@@ -176,3 +182,49 @@ Command = (
 HAND_ON = HandOn()
 END_STREAM = EndStream()
 LOCK = Lock()
+
+
+# -- a hedged call's race (core/hedging.py answers these; shells/race_httpx_async.py) ------
+
+CANCEL_TIME_LIMIT = 2.0
+"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+
+
+class Launch(NamedTuple):
+    """Send copy ``number`` now: the caller's body (``content`` None) or ``content``."""
+
+    number: int
+    content: bytes | None
+
+
+class Loser(NamedTuple):
+    """A copy still in flight that lost: cancel its task, close its response, and, when
+    ``notice`` is not None, POST it (``notifications/cancelled`` for the copy's own id,
+    ``hedge.cancellation``) with the caller's headers changed as ``edits`` say, given up
+    after ``time_limit`` seconds."""
+
+    number: int
+    wire_id: RequestId
+    notice: bytes | None = None
+    edits: HeaderEdits = ()
+    time_limit: float = CANCEL_TIME_LIMIT
+
+
+CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
+"""How a loser's cancellation differs from the caller's request headers: it is no call of a
+method or a tool (its body's length is its own)."""
+
+
+class Turn(NamedTuple):
+    """What the shell does after a copy's event.
+
+    ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
+    (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
+    ``Sleep`` to wait before ``Hedging.slept``; an ``Admit`` (``Consult``) to ask the breaker
+    (the budget) before ``Hedging.admitted`` (``Hedging.consulted``); any other command
+    settles the exchange with the reporting copy's response, as ``Call`` commands do for a
+    call never hedged.
+    """
+
+    cancel: tuple[Loser, ...] = ()
+    then: Launch | Command | None = None

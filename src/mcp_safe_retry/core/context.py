@@ -41,7 +41,7 @@ class CallContext(Protocol):
     # Rules and limits.
     policy: RetryPolicy
     max_event_bytes: int
-    read: Read
+    read_whole: Read  # the command to read a body whole, made once
     contain_failures: bool
     contain_http_errors: bool
     scenario: str | None
@@ -49,7 +49,7 @@ class CallContext(Protocol):
     budget: Budget
     breaker: Breaker | None
     breaker_inline: bool
-    consult: Consult | None
+    ask_budget: Consult | None  # None: the budget answers inline (the call asks it)
     refund: Callable[[], None] | None
     # Tables shared by the transport's calls.
     history: History

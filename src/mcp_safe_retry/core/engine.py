@@ -72,13 +72,13 @@ class Engine:
         self.guard = GuardTable(self.policy.duplicate_guard, self.policy.duplicate_window)
         self.scenario = scenario
         self.max_event_bytes = max_event_bytes
-        self.read = Read(max_event_bytes)  # the command to read a whole body, made once
+        self.read_whole = Read(max_event_bytes)  # the command to read a whole body, made once
         self.budget = budget if budget is not None else RetryBudget()
         self.breaker = breaker
         # A budget or breaker that answers at once (it says so) is asked by the call itself;
         # any other (a shared one) by the shell, through a command (awaited by an async
         # shell, so that a round trip never blocks its event loop).
-        self.consult = None if answers_inline(self.budget) else Consult(self.budget)
+        self.ask_budget = None if answers_inline(self.budget) else Consult(self.budget)
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)

@@ -9,18 +9,32 @@ the breaker (``core/tally.py``), records every copy as an attempt of the call (n
 sent, with its fate), and settles the call through the copy whose answer is the call's. A
 shell runs each copy in a task of its own, feeds ``Hedging`` what each copy met, and carries
 out the ``Turn`` it gets back (``shells/race_httpx_async.py``). Nothing here sleeps, reads a
-socket or imports an HTTP library; the engine's clock is the only clock read.
+socket or imports an HTTP library; the context's clock is the only clock read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .attempt_kinds import ErrorKind
 from .call import Call
 from .classify import classify_answer
-from .commands import Admit, Command, Consult, HeaderEdits, Lock, Read, Send, Sleep, Unlock
+from .commands import (
+    CANCEL_EDITS,
+    CANCEL_TIME_LIMIT,
+    Admit,
+    Command,
+    Consult,
+    Launch,
+    Lock,
+    Loser,
+    Read,
+    Send,
+    Sleep,
+    Turn,
+    Unlock,
+)
 from .events import Head, streams
 from .hedge_rules import (
     CancelBy,
@@ -33,7 +47,6 @@ from .hedge_rules import (
     ending_of,
     may_hedge,
 )
-from .jsonrpc import RequestId
 from .latency import hedge_delay
 from .observed import GiveUp
 from .outcomes import Classification, Outcome, verdict
@@ -44,19 +57,7 @@ from .tally import asked_wait, refund, tally
 if TYPE_CHECKING:
     from .context import CallContext
 
-__all__ = [
-    "CANCEL_EDITS",
-    "CANCEL_TIME_LIMIT",
-    "Hedging",
-    "Launch",
-    "Loser",
-    "Turn",
-    "carries_on",
-    "hedged",
-]
-
-CANCEL_TIME_LIMIT = 2.0
-"""Seconds a loser's ``notifications/cancelled`` POST may take before it is given up."""
+__all__ = ["Hedging", "carries_on", "hedged"]
 
 _CARRIED_ON = (Send, Lock, Unlock)
 
@@ -67,46 +68,6 @@ def carries_on(command: Command) -> bool:
     return isinstance(command, _CARRIED_ON)
 
 
-class Launch(NamedTuple):
-    """Send copy ``number`` now: the caller's body (``content`` None) or ``content``."""
-
-    number: int
-    content: bytes | None
-
-
-class Loser(NamedTuple):
-    """A copy still in flight that lost: cancel its task, close its response, and, when
-    ``notice`` is not None, POST it (``notifications/cancelled`` for the copy's own id,
-    ``hedge.cancellation``) with the caller's headers changed as ``edits`` say, given up
-    after ``time_limit`` seconds."""
-
-    number: int
-    wire_id: RequestId
-    notice: bytes | None = None
-    edits: HeaderEdits = ()
-    time_limit: float = CANCEL_TIME_LIMIT
-
-
-CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
-"""How a loser's cancellation differs from the caller's request headers: it is no call of a
-method or a tool (its body's length is its own)."""
-
-
-class Turn(NamedTuple):
-    """What the shell does after a copy's event.
-
-    ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
-    (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
-    ``Sleep`` to wait before ``Hedging.slept``; an ``Admit`` (``Consult``) to ask the breaker
-    (the budget) before ``Hedging.admitted`` (``Hedging.consulted``); any other command
-    settles the exchange with the reporting copy's response, as ``Call`` commands do for a
-    call never hedged.
-    """
-
-    cancel: tuple[Loser, ...] = ()
-    then: Launch | Command | None = None
-
-
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
 _WAIT = Turn()
 _ASKS = (Sleep, Admit, Consult)  # the call waits for the shell: no copy is sent, none settles
@@ -114,23 +75,25 @@ _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
 
 
-def hedged(engine: CallContext, call: Call, url: str, headers: Mapping[str, str]) -> Hedging | None:
+def hedged(
+    context: CallContext, call: Call, url: str, headers: Mapping[str, str]
+) -> Hedging | None:
     """The race for a call POSTed to ``url``, or None when it is not hedged (hedging off,
     not a READ request, ``initialize``)."""
-    policy = engine.policy
+    policy = context.policy
     facts = call.facts
     if not may_hedge(
         policy, method=facts.method, request_id=facts.id, idempotency=call.idempotency
     ):
         return None
     key = server_key(url)
-    delay = hedge_delay(policy.hedge_after, engine.latencies.window(key))
+    delay = hedge_delay(policy.hedge_after, context.latencies.window(key))
     if delay is None:
         return None
-    version = headers.get("mcp-protocol-version") or engine.observed.protocol_version
+    version = headers.get("mcp-protocol-version") or context.observed.protocol_version
     session = headers.get("mcp-session-id")
     notify = cancel_by(version, session) is CancelBy.NOTIFY
-    return Hedging(engine, call, key, delay, notify=notify, session=session)
+    return Hedging(context, call, key, delay, notify=notify, session=session)
 
 
 class Hedging:
@@ -138,7 +101,7 @@ class Hedging:
 
     def __init__(
         self,
-        engine: CallContext,
+        context: CallContext,
         call: Call,
         server: str,
         delay: float,
@@ -146,7 +109,7 @@ class Hedging:
         notify: bool,
         session: str | None = None,
     ) -> None:
-        self._engine = engine
+        self._context = context
         self._session = session
         self.call = call
         self._server = server
@@ -178,12 +141,12 @@ class Hedging:
         the others would not); None: no more."""
         caller_id = self.call.facts.id
         assert caller_id is not None  # a hedged call has an id
-        self._engine.observed.racing(self._session, caller_id, cancel)
+        self._context.observed.racing(self._session, caller_id, cancel)
 
     def wait(self) -> float | None:
         """Seconds until the next hedge is due (0 when it is), or None when none may follow."""
         due = self._race.hedge_at()
-        return None if due is None else max(0.0, due - self._engine.clock())
+        return None if due is None else max(0.0, due - self._context.clock())
 
     def hedge(self) -> Launch | Consult | Admit | None:
         """Send a hedge now, if one is due and the budget and then the breaker allow it, as
@@ -192,10 +155,10 @@ class Hedging:
         (``hedge_admitted``); None: no hedge now (none more, if one of them said no)."""
         if not self._due():
             return None
-        consult = self._engine.consult
-        if consult is not None:  # the same rule as for a retry (CallContext.consult)
+        consult = self._context.ask_budget
+        if consult is not None:  # the same rule as for a retry (CallContext.ask_budget)
             return consult
-        return self.hedge_consulted(self._engine.budget.allow_retry())
+        return self.hedge_consulted(self._context.budget.allow_retry())
 
     def hedge_consulted(self, allowed: bool) -> Launch | Admit | None:
         """The budget's answer for the hedge ``hedge`` asked it about."""
@@ -206,7 +169,7 @@ class Hedging:
         admit = self.call.admit
         if admit is None:
             return self._send_hedge()
-        if self._engine.breaker_inline:  # the same rule as for any POST (Call._go)
+        if self._context.breaker_inline:  # the same rule as for any POST (Call._send_or_admit)
             return self.hedge_admitted(admit.breaker.allow(admit.key))
         return admit
 
@@ -220,7 +183,7 @@ class Hedging:
 
     def _due(self) -> bool:
         due = self._race.hedge_at()
-        return due is not None and self._engine.clock() >= due
+        return due is not None and self._context.clock() >= due
 
     def hedge_unsent(self) -> None:
         """The shell stopped asking about a hedge (a copy settled the call meanwhile): a
@@ -231,7 +194,7 @@ class Hedging:
         """The hedge the budget allowed is not sent: its token goes back."""
         if self._token:
             self._token = False
-            refund(self._engine)
+            refund(self._context)
 
     def _stop_hedging(self) -> None:
         """The budget or the breaker said no: the race goes on with the copies in flight."""
@@ -244,8 +207,8 @@ class Hedging:
             return None
         self._token = False
         race = self._race
-        now = self._engine.clock()
-        wire_id = self._engine.fresh_id()
+        now = self._context.clock()
+        wire_id = self._context.fresh_id()
         content = self.call.hedge_content(wire_id)
         self.race = race = race.hedge(now, wire_id)
         return Launch(len(race.copies), content)
@@ -253,8 +216,8 @@ class Hedging:
     def headed(self, number: int, head: Head) -> Read | None:
         """Copy ``number``'s head arrived (no hedge follows now): its body is read whole
         (``Read``), or, for None, it streams and the shell reports it with ``streamed``."""
-        self.race = self._race.begun(number, self._engine.clock())
-        return None if streams(head, self.call.facts) else self._engine.read
+        self.race = self._race.begun(number, self._context.clock())
+        return None if streams(head, self.call.facts) else self._context.read_whole
 
     def streamed(self, number: int, head: Head) -> Turn:
         """Copy ``number``'s SSE answer began: the call stays with it (a transport cannot
@@ -262,7 +225,7 @@ class Hedging:
         race = self._race
         if race.settled or not race.copy(number).in_flight:
             return _WAIT  # a late answer of a copy that lost
-        step = race.commit(number, self._engine.clock())
+        step = race.commit(number, self._context.clock())
         self.race = step.race
         self._learn(step.race)
         losers = self._losers(step, _LOST_DETAIL)
@@ -279,7 +242,7 @@ class Hedging:
             content_type=head.content_type,
             expected_id=copy.wire_id,
             method=self.call.facts.method,
-            max_event_bytes=self._engine.max_event_bytes,
+            max_event_bytes=self._context.max_event_bytes,
             want_message=False,
         )
         return self._ended(number, classification, head, None, lambda: self._read(head, body))
@@ -321,22 +284,22 @@ class Hedging:
         settle: _Settle,
     ) -> Turn:
         race = self._race
-        engine = self._engine
-        step = race.ended(number, ending_of(engine.policy, classification), engine.clock())
+        context = self._context
+        step = race.ended(number, ending_of(context.policy, classification), context.clock())
         self.race = step.race
         copy = step.race.copy(number)
         if step.standing is Standing.DISCARD:
             return _WAIT
         if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
-            retry_after = None if head is None else asked_wait(head, engine.wall_clock)
-            tally(engine, self.call.admit, classification, retry_after, ends_call=False)
+            retry_after = None if head is None else asked_wait(head, context.wall_clock)
+            tally(context, self.call.admit, classification, retry_after, ends_call=False)
             self.call.record_copy(copy, self._origin(copy), classification, head, kind)
             return _WAIT
         losers = self._losers(step, _LOST_DETAIL)
         if step.standing is Standing.WIN:
             self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
-        command = settle()  # counts the copy with the budget and the breaker (Call._settle)
+        command = settle()  # counts the copy with the budget and the breaker (Call._decide_attempt)
         if step.standing is Standing.EXHAUSTED:
             return self._after(command, losers)
         return Turn(losers, command)
@@ -361,12 +324,12 @@ class Hedging:
             return self._retry(send)
         call = self.call
         self.race = Race.start(
-            self._engine.policy,
+            self._context.policy,
             method=call.facts.method,
             caller_id=call.facts.id,
             idempotency=call.idempotency,
             delay=self._delay,
-            now=self._engine.clock(),
+            now=self._context.clock(),
         )
         return Launch(1, send.content)
 
@@ -378,7 +341,7 @@ class Hedging:
         """The call decided to retry after every copy failed: its retry is one more copy."""
         wire_id = self.call.wire_id
         assert wire_id is not None
-        self.race = race = self._race.retry(self._engine.clock(), wire_id)
+        self.race = race = self._race.retry(self._context.clock(), wire_id)
         return Launch(len(race.copies), send.content)
 
     def _losers(
@@ -401,8 +364,8 @@ class Hedging:
         """Feed the server's latency window (the adaptive delay reads it) what the race
         knows now, each copy once: at a win, or when a stream is committed to (its copy's
         head is then its answer)."""
-        latencies = self._engine.latencies
-        for sample in race.samples(self._engine.clock()):
+        latencies = self._context.latencies
+        for sample in race.samples(self._context.clock()):
             if sample.copy not in self._learnt:
                 self._learnt.add(sample.copy)
                 latencies.add(self._server, sample.seconds, censored=sample.censored)

@@ -40,7 +40,7 @@ class Renewing:
     # Set by Call.__init__ (or its class).
     _state: CallState
     _busy: bool
-    _engine: CallContext
+    _context: CallContext
     facts: RequestFacts
     books: Books  # the call's books: the session of its record
     _sent_session: str | None  # the Mcp-Session-Id the call's request goes out with
@@ -65,19 +65,19 @@ class Renewing:
     def locked(self) -> Command:
         """The transport's session lock is held: re-send in the session another call
         renewed meanwhile, hand the 404 on if that renewal failed, or renew it here."""
-        engine = self._engine
-        sessions = engine.sessions
+        context = self._context
+        sessions = context.sessions
         expired = expect(self._sent_session, "expired session (see _renewable())")
         handshake = expect(sessions.handshake(expired), "handshake to replay")
         new = sessions.replacement(expired)
         if new is not None:
             return Unlock(self._resend_in(new))
         if sessions.failures(expired) > self._failures_seen:
-            self._stop_planned(_NOT_REINITIALISED, engine.clock())
+            self._stop_planned(_NOT_REINITIALISED, context.clock())
             return Unlock(self._hand_on_lost())
-        renewal = self._renewal = Renewal(handshake, engine.fresh_id())
+        renewal = self._renewal = Renewal(handshake, context.fresh_id())
         self._wire_id = renewal.wire_id
-        self._sent_at = engine.clock()
+        self._sent_at = context.clock()
         self._in_flight = True
         return renewal.initialize()
 
@@ -87,7 +87,7 @@ class Renewing:
         own initialize or resuming GET, never for a session the client ended itself (its
         own DELETE), and only with the initialize that opened the session to replay."""
         session = self._sent_session
-        sessions = self._engine.sessions
+        sessions = self._context.sessions
         return (
             session is not None
             and not self._renewed
@@ -101,9 +101,9 @@ class Renewing:
     def _session_lost(self, head: Head, body: bytes, classification: Classification) -> Command:
         """The server did not process the request: keep its 404 (handed on if no renewal
         comes of it), and take the session lock to renew."""
-        engine = self._engine
+        context = self._context
         self._lost = (head, body, classification)
-        self._failures_seen = engine.sessions.failures(expect(self._sent_session, "session"))
+        self._failures_seen = context.sessions.failures(expect(self._sent_session, "session"))
         self._record(
             _SESSION_LOST,
             classification,
@@ -111,14 +111,14 @@ class Renewing:
             error_kind=None,
             retry_after=None,
             message=None,
-            now=engine.clock(),
+            now=context.clock(),
         )
         return LOCK
 
     def _renewal_answered(self, head: Head, body: bytes) -> Command:
         """A renewal step's answer, read whole: the next step, or the renewal's end."""
         renewal = expect(self._renewal, "renewal running")
-        classification, step = renewal.answered(head, body, self._engine.max_event_bytes)
+        classification, step = renewal.answered(head, body, self._context.max_event_bytes)
         if step is not None:
             return step
         return self._renewal_over(classification, head)
@@ -131,11 +131,11 @@ class Renewing:
         renewal = expect(self._renewal, "renewal running")
         lost = expect(self._lost, "404 kept")
         expired = expect(self._sent_session, "expired session")
-        engine = self._engine
-        now = engine.clock()
+        context = self._context
+        now = context.clock()
         opened = renewal.opened
         if opened is not None and renewal.session is not None and classification.ok:
-            engine.sessions.renewed(expired, renewal.session)
+            context.sessions.renewed(expired, renewal.session)
             # The attempt is the initialize's (its notification was accepted).
             self._record(
                 _REINITIALISED,
@@ -148,7 +148,7 @@ class Renewing:
             )
             self._renewal = None
             return Unlock(self._resend_in(renewal.session))
-        engine.sessions.failed(expired)
+        context.sessions.failed(expired)
         self._record(
             _NOT_REINITIALISED,
             classification,

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["asked_wait", "counted", "refund", "tally", "told"]
 
 
-def counted(engine: CallContext, classification: Classification) -> bool:
+def counted(context: CallContext, classification: Classification) -> bool:
     """Count one sent POST's ending with the budget; whether it was a transient failure."""
-    failed = is_transient(engine.policy, classification)
-    engine.budget.record(failed=failed)
+    failed = is_transient(context.policy, classification)
+    context.budget.record(failed=failed)
     return failed
 
 
@@ -40,7 +40,7 @@ def told(admit: Admit | None, failed: bool, retry_after: float | None, *, ends_c
 
 
 def tally(
-    engine: CallContext,
+    context: CallContext,
     admit: Admit | None,
     classification: Classification,
     retry_after: float | None,
@@ -48,12 +48,12 @@ def tally(
     ends_call: bool,
 ) -> None:
     """Count one sent POST's ending with the budget and the breaker (``counted``, ``told``)."""
-    told(admit, counted(engine, classification), retry_after, ends_call=ends_call)
+    told(admit, counted(context, classification), retry_after, ends_call=ends_call)
 
 
-def refund(engine: CallContext) -> None:
+def refund(context: CallContext) -> None:
     """Give the budget back a token it granted for a retry or a hedge that was not sent."""
-    give_back = engine.refund
+    give_back = context.refund
     if give_back is not None:
         give_back()
 

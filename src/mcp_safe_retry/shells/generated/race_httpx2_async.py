@@ -27,9 +27,9 @@ import anyio
 import anyio.abc
 import httpx2 as httpx
 
-from ...core.commands import Admit, Consult, Sleep
+from ...core.commands import Admit, Consult, Launch, Loser, Sleep, Turn
 from ...core.events import Head
-from ...core.hedging import Hedging, Launch, Loser, Turn, carries_on
+from ...core.hedging import Hedging, carries_on
 from ...instrumentation.hooks import publish
 from .bodies_httpx2_async import Ended, Exchange, edited, head_of, read_whole, with_body
 from .errors_httpx2 import describe_error
