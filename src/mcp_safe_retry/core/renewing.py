@@ -5,7 +5,9 @@ session and did not process the request. The call keeps that 404, takes the tran
 session lock (``Lock``: one renewal at a time), and then either re-sends in the session
 another call renewed meanwhile, or runs the renewal itself (the steps: ``session.Renewal``)
 and re-sends in the new session under a fresh id, or hands the 404 on when no renewal comes
-of it. ``Renewing`` is a base of ``call.Call``, as ``ledger.Ledger`` is.
+of it. ``Renewing`` is still a base of ``call.Call`` (the books, ``ledger.Books``, are a part
+the call holds; this is the next part to become one: it shares the call's wire id, send
+time and in-flight state, which need one owner first).
 """
 
 from __future__ import annotations
