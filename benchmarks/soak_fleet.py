@@ -1,6 +1,6 @@
 """The soak as a fleet: ``python -m benchmarks.soak_fleet --workers 3 --calls 3000``.
 
-Several worker processes each run a slice of the soak (``benchmarks/soak.py``: the kitchen's
+Several worker processes each run a slice of the soak (``tests/soak_support.py``: the kitchen's
 mixed faults, every client path, its own kitchens) with one ``RedisBudget`` and one
 ``RedisCircuitBreaker`` of the same name, on one real redis-server started here. The breaker
 opens after 3 transient failures in a row and stays open 0.05 s, so the mixed faults open
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # a checkout: benchmarks.fleet starts the redis-server
+sys.path.insert(0, str(ROOT))  # a checkout: benchmarks.fleet, tests.soak_support
 
 from benchmarks.fleet import start_redis  # noqa: E402
-from benchmarks.soak import SoakConfig, run_soak  # noqa: E402
+from tests.soak_support import SoakConfig, run_soak  # noqa: E402
 
 __all__ = ["run_fleet_soak"]
 

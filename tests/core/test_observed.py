@@ -1,0 +1,26 @@
+"""What a transport learns from the traffic it carries (core/observed.py), no transport."""
+
+from __future__ import annotations
+
+import json
+
+from mcp_safe_retry.core.jsonrpc import parse_request
+from mcp_safe_retry.core.observed import Observed
+from mcp_safe_retry.core.session import Sessions
+
+
+def test_a_cancellation_follows_a_request_into_the_renewed_session() -> None:
+    sessions = Sessions()
+    observed = Observed(sessions)
+    observed.resent("s-1", 7, "wire-7")  # re-sent before the session expired
+    sessions.renewed("s-1", "s-2")
+    cancel = parse_request(
+        json.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        ).encode()
+    )
+    assert cancel is not None
+    remapped = observed.remap_cancellation(cancel, "s-2")  # rewritten to the new session
+    assert remapped is not None and json.loads(remapped)["params"]["requestId"] == "wire-7"
+    observed.settled("s-2", 7)
+    assert observed.remap_cancellation(cancel, "s-2") is None
