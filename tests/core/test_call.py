@@ -10,9 +10,8 @@ from mcp_safe_retry import CircuitBreaker, Idempotency, RetryBudget
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
-    Admit,
+    Ask,
     Break,
-    Consult,
     Contain,
     EndStream,
     HandOn,
@@ -153,7 +152,7 @@ def test_a_retry_after_503_sleeps_the_backoff_and_resends_under_a_fresh_id() -> 
     assert resend == Send(resend.content, AttemptKind.POST, ())
     assert message == {**REQUEST, "id": message["id"]}  # the same request...
     assert str(message["id"]).startswith("mcp-safe-retry-")  # ...under an id of its own
-    assert call.wire_id == message["id"]
+    assert call.outgoing.wire_id == message["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
     handed = call.received(answer(message["id"]))
     assert handed == HandOn(handed_on())  # the caller's id restored
@@ -246,7 +245,7 @@ def test_an_answered_unsafe_call_leaves_nothing_for_the_guard_to_hold() -> None:
 
 class Asked(CircuitBreaker):
     """A breaker that says it does not answer inline (as a shared one): the call asks it
-    through the shell (``Admit``)."""
+    through the shell (``Ask``)."""
 
     answers_inline = False
 
@@ -257,8 +256,8 @@ def test_a_breaker_of_the_shell_s_is_asked_before_the_post_and_its_no_refuses() 
     call = begin_call(e, request(), {}, {}, URL)
     assert call is not None
     key = e.server_key(URL)
-    assert call.start() == Admit(breaker, key)
-    command = call.admitted(False)
+    assert call.start() == Ask(breaker, key)
+    command = call.answered(False)
     assert command == Refuse(f"circuit open for {key}", Outcome.CIRCUIT_OPEN)
     [attempt] = call.ref.current.attempts
     assert attempt.kind is AttemptKind.HELD
@@ -270,13 +269,13 @@ def test_a_breaker_s_yes_sends_and_a_retry_asks_it_again() -> None:
     e = engine(breaker=breaker)
     call = begin_call(e, request(), {}, {}, URL)
     assert call is not None
-    admit = Admit(breaker, e.server_key(URL))
+    admit = Ask(breaker, e.server_key(URL))
     assert call.start() == admit
-    assert call.admitted(True) == Send(None, AttemptKind.POST, ())
+    assert call.answered(True) == Send(None, AttemptKind.POST, ())
     call.headed(Head(503))
     assert call.received(b"") == Sleep(0.2)
     assert call.slept() == admit  # every POST is admitted, a retry's too
-    assert sent_message(call.admitted(True))["id"] == call.wire_id
+    assert sent_message(call.answered(True))["id"] == call.outgoing.wire_id
 
 
 def test_an_open_breaker_of_this_process_refuses_at_start_without_a_command_to_ask() -> None:
@@ -294,7 +293,7 @@ def test_an_open_breaker_of_this_process_refuses_at_start_without_a_command_to_a
 
 class Shared(RetryBudget):
     """A budget that says it does not answer inline (as a shared one): the call asks it
-    through the shell (``Consult``)."""
+    through the shell (``Ask``)."""
 
     answers_inline = False
 
@@ -305,8 +304,8 @@ def test_a_shared_budget_is_consulted_before_a_retry_and_its_no_ends_the_call() 
     call = begin(e)
     call.start()
     call.headed(Head(503, "text/plain"))
-    assert call.received(b"busy") == Consult(budget)
-    assert call.consulted(False) == HandOn(None)  # the 503, as it came
+    assert call.received(b"busy") == Ask(budget=budget)
+    assert call.answered(False) == HandOn(None)  # the 503, as it came
     [attempt] = call.ref.current.attempts
     assert attempt.decision == Decision.stop(Reason.THROTTLED)
 
@@ -317,9 +316,9 @@ def test_a_shared_budget_s_yes_lets_the_retry_go_after_its_backoff() -> None:
     call = begin(e)
     call.start()
     call.headed(Head(503, "text/plain"))
-    assert call.received(b"busy") == Consult(budget)
-    assert call.consulted(True) == Sleep(0.2)
-    assert sent_message(call.slept())["id"] == call.wire_id
+    assert call.received(b"busy") == Ask(budget=budget)
+    assert call.answered(True) == Sleep(0.2)
+    assert sent_message(call.slept())["id"] == call.outgoing.wire_id
 
 
 def test_a_call_cancelled_in_flight_ends_abandoned_with_a_cancelled_attempt() -> None:

@@ -372,5 +372,3 @@ def test_classification_is_a_frozen_value() -> None:
     assert isinstance(c, Classification)
     with pytest.raises(AttributeError):
         c.outcome = Outcome.TOOL_SUCCESS  # type: ignore[misc]
-
-

@@ -4,7 +4,7 @@ a resuming GET finds, and what a budget or breaker of the shell's own is asked t
 from __future__ import annotations
 
 from mcp_safe_retry import CircuitBreaker, RetryBudget
-from mcp_safe_retry.core.commands import Consult, Read
+from mcp_safe_retry.core.commands import Ask, Read
 from mcp_safe_retry.core.servers import server_key
 from tests.core.drive import begin, engine
 
@@ -27,9 +27,9 @@ def test_a_server_key_is_remembered_per_url_within_a_bound() -> None:
 
 def test_a_renewed_session_is_what_requests_go_out_with() -> None:
     e = engine()
-    assert e.renewed(None) is None and e.renewed("s-1") is None
+    assert e.caller_edits({}) == () and e.caller_edits({"mcp-session-id": "s-1"}) == ()
     e.sessions.renewed("s-1", "s-2")
-    assert e.renewed("s-1") == "s-2"
+    assert e.caller_edits({"mcp-session-id": "s-1"}) == (("mcp-session-id", "s-2"),)
 
 
 def test_a_resuming_get_finds_its_call_once_and_only_the_newest_256_are_kept() -> None:
@@ -59,5 +59,5 @@ def test_a_budget_or_breaker_that_answers_inline_is_asked_inline_any_other_throu
     assert inline.ask_budget is None and inline.breaker_inline
     budget = Shared()
     shell = engine(budget=budget, breaker=Asked())
-    assert shell.ask_budget == Consult(budget) and not shell.breaker_inline
+    assert shell.ask_budget == Ask(budget=budget) and not shell.breaker_inline
     assert shell.read_whole == Read(shell.max_event_bytes)

@@ -9,7 +9,7 @@ from mcp_safe_retry import Idempotency, RetryBudget, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
-from mcp_safe_retry.core.commands import Consult, HandOn, Read, Refuse, Sleep, Stream
+from mcp_safe_retry.core.commands import Ask, HandOn, Read, Refuse, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.hedge_rules import CopyState
@@ -213,7 +213,7 @@ def test_the_caller_giving_up_cancels_every_copy_the_first_without_a_notificatio
 
 
 class Shared(RetryBudget):
-    """A budget that says it does not answer inline: asked through the shell (``Consult``)."""
+    """A budget that says it does not answer inline: asked through the shell (``Ask``)."""
 
     answers_inline = False
 
@@ -224,8 +224,8 @@ def test_a_hedge_asks_a_shared_budget_first_and_its_no_stops_hedging() -> None:
     h = race(engine(clock, budget=budget))
     h.start()
     clock.now = 0.05
-    assert h.hedge() == Consult(budget)
-    assert h.hedge_consulted(False) is None
+    assert h.hedge() == Ask(budget=budget)
+    assert h.hedge_answered(False) is None
     assert h.wait() is None  # no hedge follows; the first copy races on alone
     h.headed(1, JSON)
     assert h.received(1, JSON, answer(7)) == Turn((), HandOn(None))
@@ -237,8 +237,8 @@ def test_a_shared_budget_s_yes_launches_the_hedge() -> None:
     h = race(engine(clock, budget=budget))
     h.start()
     clock.now = 0.05
-    assert h.hedge() == Consult(budget)
-    launch = h.hedge_consulted(True)
+    assert h.hedge() == Ask(budget=budget)
+    launch = h.hedge_answered(True)
     assert type(launch) is Launch and launch.number == 2
 
 

@@ -4,7 +4,7 @@ wait an answer's Retry-After asks for."""
 from __future__ import annotations
 
 from mcp_safe_retry import CircuitBreaker, RetryBudget
-from mcp_safe_retry.core.commands import Admit
+from mcp_safe_retry.core.commands import Ask
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.core.tally import asked_wait, counted, refund, tally, told
@@ -29,7 +29,7 @@ def test_a_transient_failure_is_counted_failed_an_answer_succeeded() -> None:
 
 def test_the_breaker_asked_before_a_post_is_told_how_it_ended() -> None:
     breaker = CircuitBreaker(failure_threshold=2)
-    admit = Admit(breaker, KEY)
+    admit = Ask(breaker, KEY)
     told(admit, True, None, ends_call=False)
     assert breaker.allow(KEY)
     told(admit, True, None, ends_call=True)
@@ -41,7 +41,7 @@ def test_tally_counts_with_both() -> None:
     budget = RetryBudget(burst=1)
     breaker = CircuitBreaker(failure_threshold=1)
     e = engine(budget=budget, breaker=breaker)
-    tally(e, Admit(breaker, KEY), FAILED, None, ends_call=True)
+    tally(e, Ask(breaker, KEY), FAILED, None, ends_call=True)
     assert not breaker.allow(KEY)
     assert budget.tokens == 1.0
 

@@ -2,7 +2,7 @@
 
 The inner transport is scripted (it counts the POSTs it sees); time is the breaker's
 injected clock, so no test waits. A breaker of this process is asked by the call itself; any
-other (here a subclass, as a shared breaker would be) through the ``Admit`` command that the
+other (here a subclass, as a shared breaker would be) through the ``Ask`` command that the
 shell carries out (``allow`` in a sync shell, ``await allow_async`` in an async one); the
 tests run both ways, sync and async, httpx and httpx2.
 """
@@ -56,7 +56,7 @@ class SharedLike(CircuitBreaker):
 
 
 class AskedBudget(RetryBudget):
-    """A budget the shells consult through ``Consult`` (as they would a shared one)."""
+    """A budget the shells consult through ``Ask`` (as they would a shared one)."""
 
     answers_inline = False  # asked through the shell, as a shared one is
 

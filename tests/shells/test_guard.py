@@ -404,7 +404,7 @@ def test_the_hold_ends_with_the_window(lib: str, mode: str) -> None:
 
 
 class AskedBreaker(CircuitBreaker):
-    """A breaker the shells ask through ``Admit`` (as they would a shared one): counted."""
+    """A breaker the shells ask through ``Ask`` (as they would a shared one): counted."""
 
     answers_inline = False  # asked through the shell, as a shared one is
 
@@ -419,7 +419,7 @@ class AskedBreaker(CircuitBreaker):
 
 
 class AskedBudget(RetryBudget):
-    """A budget the shells ask through ``Consult`` (as they would a shared one): counted."""
+    """A budget the shells ask through ``Ask`` (as they would a shared one): counted."""
 
     answers_inline = False  # asked through the shell, as a shared one is
 

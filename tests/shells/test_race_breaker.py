@@ -68,7 +68,7 @@ class AskedBreaker(CircuitBreaker):
 
 
 class AskedBudget(RetryBudget):
-    """A budget the shells consult through ``Consult`` (as they would a shared one); it
+    """A budget the shells consult through ``Ask`` (as they would a shared one); it
     notes how it was asked and what it was told."""
 
     answers_inline = False  # asked through the shell, as a shared one is
