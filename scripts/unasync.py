@@ -35,6 +35,7 @@ UNASYNC: Sequence[Rule] = (
     ("AsyncBaseTransport", "BaseTransport"),
     ("AsyncHTTPTransport", "HTTPTransport"),
     ("AsyncByteStream", "SyncByteStream"),
+    ("AsyncGenerator", "Generator"),
     ("AsyncIterator", "Iterator"),
     ("AsyncClient", "Client"),
     ("handle_async_request", "handle_request"),

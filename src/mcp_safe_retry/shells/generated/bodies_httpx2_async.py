@@ -9,7 +9,7 @@ Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import NamedTuple
 
 import httpx2 as httpx
@@ -96,6 +96,7 @@ class _Body:
         # stream, and a body holding it back would be a cycle left to the garbage collector.
         self._response = response if self._raw is None else None
         self._closed = False
+        self._iterator: AsyncIterator[bytes] | None = None  # what the reader iterates
 
     @property
     def raw(self) -> bool:
@@ -103,14 +104,18 @@ class _Body:
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         if self._raw is not None:
-            return self._raw.__aiter__()
-        assert self._response is not None
-        return self._response.aiter_bytes()
+            self._iterator = self._raw.__aiter__()
+        else:
+            assert self._response is not None
+            self._iterator = self._response.aiter_bytes()
+        return self._iterator
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if isinstance(self._iterator, AsyncGenerator):  # now, not later in a task of the loop's
+            await self._iterator.aclose()
         if self._raw is not None:
             await self._raw.aclose()  # the connection goes back to the pool
         elif self._response is not None:
