@@ -271,7 +271,7 @@ def _rebuilt(
 
 def head_of(response: httpx.Response) -> Head:
     """The parts of a response head the call reads."""
-    headers = header_values(response.headers.raw, RESPONSE_HEADERS)
+    headers = header_values(response.headers, RESPONSE_HEADERS)
     return Head(
         response.status_code,
         headers.get("content-type"),

@@ -177,7 +177,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if not isinstance(request, httpx.Request):  # a client of the other library
             raise wrong_client(self, request)
-        headers = header_values(request.headers.raw, REQUEST_HEADERS)
+        headers = header_values(request.headers, REQUEST_HEADERS)
         for name, value in self.engine.caller_edits(headers):  # a session renewed, say
             headers[name] = request.headers[name] = value
         call = hedging = None
