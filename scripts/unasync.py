@@ -27,9 +27,9 @@ Rule = tuple[str, str]
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
     ("from ..race_httpx_async import race\n", "from ..wiring import no_race as race\n"),
+    ("import anyio  # the session lock\n", "import threading\n"),
     ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
     ("Awaitable[None]", "None"),
-    ("Awaitable[Ended]", "Ended"),
     ("Awaitable, ", ""),
     ("AsyncRetryTransport", "RetryTransport"),
     ("AsyncBaseTransport", "BaseTransport"),

@@ -58,15 +58,16 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .jsonrpc import RequestId
 
-__all__ = ["Hedging", "carries_on", "hedged"]
+__all__ = ["CARRIED_ON", "Hedging", "carries_on", "hedged"]
 
-_CARRIED_ON = (Send, Lock, Unlock)
+CARRIED_ON = (Send, Lock, Unlock)
+"""What a race hands back to the shell's executor, to carry on unhedged after it."""
 
 
-def carries_on(command: Command) -> bool:
+def carries_on(command: object) -> bool:
     """Whether a command that settled a race leaves the exchange going (a session renewal
-    after a copy's 404): the shell's own loop carries it on, unhedged."""
-    return isinstance(command, _CARRIED_ON)
+    after a copy's 404): the shell's executor carries it on, unhedged."""
+    return isinstance(command, CARRIED_ON)
 
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command

@@ -16,7 +16,7 @@ from httpx._utils import get_environment_proxies
 
 from ..core import errors
 from ..core.attempt_kinds import ErrorKind
-from ..core.commands import Break, Command, Raise, Refuse
+from ..core.commands import Break, Raise, Refuse
 from ..core.outcomes import Outcome
 from ..instrumentation.redact import scrub
 
@@ -79,7 +79,7 @@ def refusal(command: Refuse, request: httpx.Request) -> httpx.TransportError:
     return _REFUSALS[command.outcome](command.message, request=request)
 
 
-def failure(call: Call, request: httpx.Request, command: Command) -> BaseException:
+def failure(call: Call, request: httpx.Request, command: object) -> BaseException:
     """The exception that ends ``call`` for a command that fails it (``Raise``, ``Refuse``,
     ``Break``: the one way a shell fails a call), the record attached."""
     if type(command) is Raise:

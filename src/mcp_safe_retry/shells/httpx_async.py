@@ -21,19 +21,7 @@ import httpx
 from ..core.breaker import Breaker
 from ..core.budget import Budget
 from ..core.call import Call, begin
-from ..core.commands import (
-    Ask,
-    Command,
-    Contain,
-    HandOn,
-    Lock,
-    Read,
-    Reply,
-    Send,
-    Sleep,
-    Stream,
-    Unlock,
-)
+from ..core.commands import Contain, HandOn, Reply, Stream
 from ..core.engine import Engine
 from ..core.extensions import RECORD_EXTENSION
 from ..core.hedging import hedged
@@ -42,14 +30,8 @@ from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES
 from ..instrumentation.hooks import Hook, publish
 from ..instrumentation.logs import LOGGING_HOOK
-from .bodies_httpx_async import Ended, answered, head_of, read_whole, streaming, with_body
-from .errors_httpx import (
-    CONTAIN_HTTP_ERRORS,
-    MCP_TIMEOUT,
-    describe_error,
-    environment_proxies,
-    failure,
-)
+from .bodies_httpx_async import Ended, Executor, answered, streaming
+from .errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx_async import race
 from .wiring import (
     REQUEST_HEADERS,
@@ -66,7 +48,7 @@ from .wiring import (
 __all__ = ["AsyncRetryTransport", "mcp_client"]
 
 
-class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
+class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -199,11 +181,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                command, response, head, body = await self._run(call, request, call.start())
+                command, response, head, body = await self.run(call, request, Ended(call.start()))
             else:
-                command, response, head, body = await race(
-                    self._inner, request, hedging, self.sleep, exchange=self._run
-                )
+                command, response, head, body = await race(request, hedging, self)
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
@@ -216,7 +196,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return streaming(call, request, response, head, command.tracker, exchange=self._run)
+            return streaming(call, request, response, head, command.tracker, executor=self)
         if response is not None:  # an answer read but not handed on (replaced, or held back)
             await response.aclose()
         if type(command) is Contain:
@@ -242,61 +222,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    async def _run(self, call: Call, request: httpx.Request, command: Command) -> Ended:
-        """Carry out the call's commands until one hands an answer on or ends the call."""
-        response = head = body = None
-        locked = False
-        try:
-            while True:  # by type, most frequent first: this runs for every call
-                if type(command) is Send:
-                    if response is not None:  # a retry: the answer it replaces is dropped
-                        await response.aclose()
-                    content = command.content
-                    attempt = (
-                        request if content is None else with_body(request, content, command.headers)
-                    )
-                    try:
-                        response = await self._inner.handle_async_request(attempt)
-                    except httpx.TransportError as exc:
-                        response = None
-                        command = call.failed(exc, *describe_error(exc))
-                        continue
-                    head = head_of(response)
-                    command = call.headed(head)
-                    if type(command) is Read:  # the body of this response, read whole
-                        try:
-                            read, in_place = await read_whole(response, head, command.limit)
-                        except (httpx.TransportError, httpx.DecodingError) as exc:
-                            await response.aclose()
-                            response = None
-                            command = call.failed(exc, *describe_error(exc))
-                            continue
-                        body = None if in_place else read
-                        command = call.received(read)
-                elif type(command) is Sleep:
-                    if response is not None:  # dropped before the wait, not after it
-                        await response.aclose()
-                        response = None
-                    publish(call.owed())
-                    await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
-                    command = call.slept()
-                elif type(command) is Ask:  # the answer stays open: handed on if no retry
-                    command = call.answered(await command.allow_async())
-                elif type(command) is Lock:
-                    publish(call.owed())  # the hooks hear of the 404 before the wait
-                    await self._session_lock.acquire()
-                    locked = True
-                    command = call.locked()
-                elif type(command) is Unlock:
-                    self._session_lock.release()
-                    locked = False
-                    command = command.then
-                else:
-                    return Ended(command, response, head, body)
-        finally:
-            if locked:  # the call ended (an error, a cancellation) holding the lock
-                self._session_lock.release()
 
 
 def _response(

@@ -19,17 +19,14 @@ Hand-written; ``scripts/unasync.py`` generates its httpx2 twin. Sync shells refu
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import anyio
 import anyio.abc
 import httpx
 
-from ..core.commands import Ask, Launch, Loser, Sleep, Turn
+from ..core.commands import Ask, Command, Launch, Loser, Turn
 from ..core.events import Head
-from ..core.hedging import Hedging, carries_on
-from ..instrumentation.hooks import publish
-from .bodies_httpx_async import Ended, Exchange, edited, head_of, read_whole, with_body
+from ..core.hedging import CARRIED_ON, Hedging, carries_on
+from .bodies_httpx_async import Ended, Executor, edited, head_of, read_whole, with_body
 from .errors_httpx import describe_error
 
 __all__ = ["CANCELLED_BY_CALLER", "race"]
@@ -39,20 +36,13 @@ _Answer = tuple[httpx.Response, Head, bytes | None]  # a copy's response, head a
 CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled)"
 
 
-async def race(
-    inner: httpx.AsyncBaseTransport,
-    request: httpx.Request,
-    hedging: Hedging,
-    sleep: Callable[[float], Awaitable[None]],
-    *,
-    exchange: Exchange,
-) -> Ended:
+async def race(request: httpx.Request, hedging: Hedging, executor: Executor) -> Ended:
     """Run the copies of a hedged call until one settles it; what ends the exchange.
 
     A copy may settle the call with a command that does not end the exchange (a session
-    renewal after its 404): ``exchange`` (the shell's own loop) carries that on, unhedged.
+    renewal after its 404): ``executor`` (the shell's one loop) carries that on, unhedged.
     """
-    racing = _Racing(inner, request, hedging, sleep)
+    racing = _Racing(request, hedging, executor)
     hedging.watch(racing.cancelled_by_caller)
     try:
         with racing.scope:
@@ -69,7 +59,7 @@ async def race(
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
     command = racing.ended.command
     if carries_on(command):
-        return await exchange(hedging.call, request, command)
+        return await executor.run(hedging.call, request, Ended(command))
     return racing.ended
 
 
@@ -78,17 +68,10 @@ class _Racing:
 
     tasks: anyio.abc.TaskGroup
 
-    def __init__(
-        self,
-        inner: httpx.AsyncBaseTransport,
-        request: httpx.Request,
-        hedging: Hedging,
-        sleep: Callable[[float], Awaitable[None]],
-    ) -> None:
-        self._inner = inner
+    def __init__(self, request: httpx.Request, hedging: Hedging, executor: Executor) -> None:
         self._request = request
         self._hedging = hedging
-        self._sleep = sleep
+        self._executor = executor
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._changed = anyio.Event()
         self.scope = anyio.CancelScope()  # the race's own: the caller may cancel it
@@ -128,10 +111,7 @@ class _Racing:
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
         if self.ended is not None:
-            response = self.ended.response
-            if response is not None:
-                with anyio.CancelScope(shield=True):
-                    await response.aclose()
+            await self._close(self.ended.response)
             self.ended = None
         turn = self._hedging.abandon()
         limit = self._hedging.cancel_time_limit
@@ -153,7 +133,7 @@ class _Racing:
             with scope:
                 attempt = request if launch.content is None else with_body(request, launch.content)
                 try:
-                    response = await self._inner.handle_async_request(attempt)
+                    response = await self._executor.send(attempt)
                 except httpx.TransportError as exc:
                     await self._report(hedging.failed(number, exc, *describe_error(exc)))
                     return
@@ -179,43 +159,38 @@ class _Racing:
                 with anyio.CancelScope(shield=True):
                     await response.aclose()
 
-    async def _report(
-        self,
-        turn: Turn,
-        answer: _Answer | None = None,
-    ) -> None:
+    async def _report(self, turn: Turn, answer: _Answer | None = None) -> None:
         """Carry out a copy's turn: cancel the losers, then wait, launch, sleep or settle."""
         for loser in turn.cancel:
             self._cancel(loser)
-        hedging = self._hedging
-        then = turn.then
-        try:
-            while isinstance(then, (Sleep, Ask)):
-                if isinstance(then, Sleep) or then.budget is None:  # a budget's: it may yet go on
-                    await self._close(answer)
-                    answer = None
-                if isinstance(then, Ask):
-                    then = hedging.answered(await then.allow_async()).then
-                    continue
-                publish(hedging.call.owed())
-                await self._sleep(then.seconds)
-                then = hedging.slept().then
+        start = Ended(turn.then) if answer is None else Ended(turn.then, *answer)
+        try:  # the executor waits and asks; a race's own end is handed back
+            ended = await self._executor.run(
+                self._hedging.call, self._request, start, self, CARRIED_ON
+            )
         except BaseException:  # cancelled while the budget was asked: its answer is closed
-            await self._close(answer)
+            await self._close(start.response)
             raise
-        if then is None:
-            await self._close(answer)
-        elif isinstance(then, Launch):
-            await self._close(answer)
-            self._launch(then)
-        elif answer is None or carries_on(then):
-            await self._close(answer)  # settled by a failure, or carried on after the race
-            self.ended = Ended(then)
+        then = ended.command
+        if then is None or isinstance(then, Launch) or carries_on(then):
+            await self._close(ended.response)  # (carried on after the race: unhedged)
+            if isinstance(then, Launch):
+                self._launch(then)
+            elif then is not None:
+                self.ended = Ended(then)
         else:
-            self.ended = Ended(then, *answer)
+            self.ended = ended
         if self.ended is not None and self._asking is not None:
             self._asking.cancel()  # no hedge follows a settled call: it need not wait for one
         self._changed.set()
+
+    def slept(self) -> Launch | Command | None:
+        """The backoff before a retry is over (the executor's ``Gate``)."""
+        return self._hedging.slept().then
+
+    def answered(self, allowed: bool) -> Launch | Command | None:
+        """The gate's answer for the call (the executor's ``Gate``)."""
+        return self._hedging.answered(allowed).then
 
     def _cancel(self, loser: Loser) -> None:
         self._scopes[loser.number].cancel()
@@ -238,13 +213,13 @@ class _Racing:
             content=loser.notice,
         )
         try:
-            response = await self._inner.handle_async_request(notice)
+            response = await self._executor.send(notice)
         except httpx.TransportError:
             return  # its answer was closed already; the server may still finish it
         await response.aclose()
 
     @staticmethod
-    async def _close(answer: _Answer | None) -> None:
-        if answer is not None:
+    async def _close(response: httpx.Response | None) -> None:
+        if response is not None:
             with anyio.CancelScope(shield=True):
-                await answer[0].aclose()
+                await response.aclose()

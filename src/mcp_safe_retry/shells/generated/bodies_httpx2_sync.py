@@ -9,8 +9,9 @@ Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Generator, Iterator
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import httpx2 as httpx
 
@@ -20,9 +21,13 @@ from ...core.commands import (
     Command,
     EndStream,
     HeaderEdits,
+    Launch,
+    Lock,
+    Read,
     Send,
     Sleep,
     Stream,
+    Unlock,
 )
 from ...core.events import Head
 from ...core.extensions import RECORD_EXTENSION
@@ -33,7 +38,7 @@ from .errors_httpx2 import BodyTooLarge, describe_error, failure
 
 __all__ = [
     "Ended",
-    "Exchange",
+    "Executor",
     "answered",
     "edited",
     "head_of",
@@ -46,17 +51,103 @@ _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding
 
 
 class Ended(NamedTuple):
-    """What one exchange ends with: the command, the response it concerns and that
-    response's head, and the body read (None: the response was read in place, or not)."""
+    """Where the executor stopped: the command (a race's: a ``Launch``, or None to wait),
+    the response it concerns and that response's head, and the body read (None: the
+    response was read in place, or not)."""
 
-    command: Command
+    command: Command | Launch | None
     response: httpx.Response | None = None
     head: Head | None = None
     body: bytes | None = None
 
 
-Exchange = Callable[[Call, httpx.Request, Command], Ended]
-"""Runs a call's commands until one ends the exchange (the transport's loop)."""
+class Gate(Protocol):
+    """Who hears that a wait is over and what a gate answered: the call, or a race."""
+
+    def slept(self) -> Command | Launch | None: ...
+
+    def answered(self, allowed: bool) -> Command | Launch | None: ...
+
+
+class Executor:
+    """The one loop that carries out a call's commands, shared by the transport, its SSE
+    answers and its races: it sends and reads, waits, asks the gate and takes the session
+    lock. It decides nothing; who must stop at a command names it (``stop``)."""
+
+    _inner: httpx.BaseTransport
+    sleep: Callable[[float], None]
+    _session_lock: threading.Lock  # held by the call renewing an expired session
+
+    def send(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(request)
+
+    def run(
+        self,
+        call: Call,
+        request: httpx.Request,
+        ended: Ended,
+        gate: Gate | None = None,
+        stop: tuple[type, ...] = (),
+    ) -> Ended:
+        """Carry out the commands from ``ended`` until one it does not carry out, or one of
+        ``stop``; ``gate`` hears a wait's end and a gate's answer (default: the call)."""
+        command, response, head, body = ended
+        gate = call if gate is None else gate
+        locked = False
+        try:
+            while type(command) not in stop:  # by type, most frequent first: every call
+                if type(command) is Send:
+                    if response is not None:  # a retry: the answer it replaces is dropped
+                        response.close()
+                    content = command.content
+                    attempt = (
+                        request if content is None else with_body(request, content, command.headers)
+                    )
+                    try:
+                        response = self.send(attempt)
+                    except httpx.TransportError as exc:
+                        response = None
+                        command = call.failed(exc, *describe_error(exc))
+                        continue
+                    head = head_of(response)
+                    command = call.headed(head)
+                    if type(command) is Read:  # the body of this response, read whole
+                        try:
+                            read, in_place = read_whole(response, head, command.limit)
+                        except (httpx.TransportError, httpx.DecodingError) as exc:
+                            response.close()
+                            response = None
+                            command = call.failed(exc, *describe_error(exc))
+                            continue
+                        body = None if in_place else read
+                        command = call.received(read)
+                elif type(command) is Ask:  # a budget's: its answer may yet be handed on
+                    if response is not None and command.budget is None:
+                        response.close()  # the breaker's: dropped before the send
+                        response = None
+                    command = gate.answered(command.allow())
+                elif type(command) is Sleep:
+                    if response is not None:  # dropped before the wait, not after it
+                        response.close()
+                        response = None
+                    publish(call.owed())
+                    self.sleep(command.seconds)  # a cancellation here ends the call, unsent
+                    command = gate.slept()
+                elif type(command) is Lock:
+                    publish(call.owed())  # the hooks hear of the 404 before the wait
+                    self._session_lock.acquire()
+                    locked = True
+                    command = call.locked()
+                elif type(command) is Unlock:
+                    self._session_lock.release()
+                    locked = False
+                    command = command.then
+                else:
+                    break
+            return Ended(command, response, head, body)
+        finally:
+            if locked:  # the call ended (an error, a cancellation) holding the lock
+                self._session_lock.release()
 
 
 def streaming(
@@ -66,12 +157,12 @@ def streaming(
     head: Head,
     tracker: StreamTracker,
     *,
-    exchange: Exchange,
+    executor: Executor,
 ) -> httpx.Response:
-    """The SSE answer handed on, its body passed through ``tracker``; ``exchange`` runs the
+    """The SSE answer handed on, its body passed through ``tracker``; ``executor`` runs the
     re-issue when the call asks for one."""
     body = _Body(response, head)
-    stream = _TrackedStream(exchange, call, request, body, tracker)
+    stream = _TrackedStream(executor, call, request, body, tracker)
     # From the head read already: a lookup in response.headers would make httpx work out
     # the headers' encoding first, a cost on every SSE answer.
     if not body.raw or head.sized:
@@ -128,13 +219,13 @@ class _TrackedStream(httpx.SyncByteStream):
 
     def __init__(
         self,
-        exchange: Exchange,
+        executor: Executor,
         call: Call,
         request: httpx.Request,
         body: _Body,
         tracker: StreamTracker,
     ) -> None:
-        self._exchange = exchange
+        self._executor = executor
         self._call = call
         self._request = request
         self._body = body
@@ -156,19 +247,17 @@ class _TrackedStream(httpx.SyncByteStream):
                 error = exc
             self._body.close()
             if error is None:
-                command = call.stream_ended(self._tracker)
+                ended = Ended(call.stream_ended(self._tracker))
             else:
-                command = call.stream_ended(self._tracker, error, *describe_error(error))
+                ended = Ended(call.stream_ended(self._tracker, error, *describe_error(error)))
             publish(call.owed())
-            response = head = None
-            if isinstance(command, Sleep | Send | Ask):  # re-issued: run it again
-                try:
-                    command, response, head, _ = self._exchange(call, self._request, command)
-                except BaseException as exc:
-                    call.abandoned(exc)
-                    raise
-                finally:
-                    publish(call.owed())
+            try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
+                command, response, head, _ = self._executor.run(call, self._request, ended)
+            except BaseException as exc:
+                call.abandoned(exc)
+                raise
+            finally:
+                publish(call.owed())
             if type(command) is Stream:
                 assert response is not None
                 assert head is not None

@@ -23,19 +23,7 @@ import httpx
 from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import Call, begin
-from ...core.commands import (
-    Ask,
-    Command,
-    Contain,
-    HandOn,
-    Lock,
-    Read,
-    Reply,
-    Send,
-    Sleep,
-    Stream,
-    Unlock,
-)
+from ...core.commands import Contain, HandOn, Reply, Stream
 from ...core.engine import Engine
 from ...core.extensions import RECORD_EXTENSION
 from ...core.hedging import hedged
@@ -44,13 +32,7 @@ from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
-from ..errors_httpx import (
-    CONTAIN_HTTP_ERRORS,
-    MCP_TIMEOUT,
-    describe_error,
-    environment_proxies,
-    failure,
-)
+from ..errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from ..wiring import (
     REQUEST_HEADERS,
     EntryGuard,
@@ -63,12 +45,12 @@ from ..wiring import (
     wrong_client,
 )
 from ..wiring import no_race as race
-from .bodies_httpx_sync import Ended, answered, head_of, read_whole, streaming, with_body
+from .bodies_httpx_sync import Ended, Executor, answered, streaming
 
 __all__ = ["RetryTransport", "mcp_client"]
 
 
-class RetryTransport(httpx.BaseTransport, EntryGuard):
+class RetryTransport(httpx.BaseTransport, EntryGuard, Executor):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -199,11 +181,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                command, response, head, body = self._run(call, request, call.start())
+                command, response, head, body = self.run(call, request, Ended(call.start()))
             else:
-                command, response, head, body = race(
-                    self._inner, request, hedging, self.sleep, exchange=self._run
-                )
+                command, response, head, body = race(request, hedging, self)
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
@@ -216,7 +196,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return streaming(call, request, response, head, command.tracker, exchange=self._run)
+            return streaming(call, request, response, head, command.tracker, executor=self)
         if response is not None:  # an answer read but not handed on (replaced, or held back)
             response.close()
         if type(command) is Contain:
@@ -242,61 +222,6 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
 
     def close(self) -> None:
         self._inner.close()
-
-    def _run(self, call: Call, request: httpx.Request, command: Command) -> Ended:
-        """Carry out the call's commands until one hands an answer on or ends the call."""
-        response = head = body = None
-        locked = False
-        try:
-            while True:  # by type, most frequent first: this runs for every call
-                if type(command) is Send:
-                    if response is not None:  # a retry: the answer it replaces is dropped
-                        response.close()
-                    content = command.content
-                    attempt = (
-                        request if content is None else with_body(request, content, command.headers)
-                    )
-                    try:
-                        response = self._inner.handle_request(attempt)
-                    except httpx.TransportError as exc:
-                        response = None
-                        command = call.failed(exc, *describe_error(exc))
-                        continue
-                    head = head_of(response)
-                    command = call.headed(head)
-                    if type(command) is Read:  # the body of this response, read whole
-                        try:
-                            read, in_place = read_whole(response, head, command.limit)
-                        except (httpx.TransportError, httpx.DecodingError) as exc:
-                            response.close()
-                            response = None
-                            command = call.failed(exc, *describe_error(exc))
-                            continue
-                        body = None if in_place else read
-                        command = call.received(read)
-                elif type(command) is Sleep:
-                    if response is not None:  # dropped before the wait, not after it
-                        response.close()
-                        response = None
-                    publish(call.owed())
-                    self.sleep(command.seconds)  # a cancellation here ends the call, unsent
-                    command = call.slept()
-                elif type(command) is Ask:  # the answer stays open: handed on if no retry
-                    command = call.answered(command.allow())
-                elif type(command) is Lock:
-                    publish(call.owed())  # the hooks hear of the 404 before the wait
-                    self._session_lock.acquire()
-                    locked = True
-                    command = call.locked()
-                elif type(command) is Unlock:
-                    self._session_lock.release()
-                    locked = False
-                    command = command.then
-                else:
-                    return Ended(command, response, head, body)
-        finally:
-            if locked:  # the call ended (an error, a cancellation) holding the lock
-                self._session_lock.release()
 
 
 def _response(
