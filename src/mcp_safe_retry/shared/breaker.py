@@ -12,7 +12,7 @@ import anyio.to_thread
 import attrs
 import redis
 
-from ..core.breaker import CircuitBreaker, CircuitState
+from ..core.breaker import BreakerSettings, Circuits, CircuitState
 from ..core.live import Live
 from .circuits import Outcomes, SharedCircuits, SharedState
 from .link import RedisLink, Ticker, on_event_loop
@@ -40,11 +40,11 @@ class RedisCircuitBreaker(Live):
     circuit is open sends nothing), and a probe, when an open circuit's time is up.
     ``allow()`` blocks for it (at most ``timeout``); ``allow_async()`` runs it in a worker
     thread (a plain ``allow()`` made on an event loop answers from the local breaker
-    instead). While Redis is down, hung or
-    unreachable, a local ``CircuitBreaker`` fed with the same outcomes answers instead (logged
-    once); the shared state resumes when Redis answers again. Redis holds a hash of each
-    server key, never the key itself (``shared/circuits.py``: the circuits as Redis holds
-    them, and the round trips).
+    instead). While Redis is down, hung or unreachable, local circuits (``Circuits``, a
+    ``CircuitBreaker``'s core) fed with the same outcomes answer instead (logged once); the
+    shared state resumes when Redis answers again. Redis holds a hash of each server key,
+    never the key itself (``shared/circuits.py``: the circuits as Redis holds them, and the
+    round trips).
 
     Shared, never copied: ``copy.deepcopy`` returns this breaker. It pickles by its
     connection settings (the URL, or the settings of the client it was given), its name and
@@ -84,7 +84,7 @@ class RedisCircuitBreaker(Live):
         max_servers: int = 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.local = CircuitBreaker(
+        self.settings = BreakerSettings(
             failure_threshold=failure_threshold,
             failure_ratio=failure_ratio,
             min_calls=min_calls,
@@ -92,10 +92,8 @@ class RedisCircuitBreaker(Live):
             open_for=open_for,
             max_open_for=max_open_for,
             probes=probes,
-            clock=clock,
-            max_servers=max_servers,
         )
-        self.settings = self.local.settings
+        self.local = Circuits(self.settings, clock=clock, max_servers=max_servers)
         self.name = name
         self.clock = clock
         self.max_servers = max_servers
