@@ -14,8 +14,9 @@ says: ``Outcome``, ``Attempt``, ``CallRecord``, ...), ``mcp_safe_retry.hooks`` (
 ``mcp_safe_retry.tenacity``, ``mcp_safe_retry.otel`` and ``mcp_safe_retry.redis``.
 """
 
+from ._system import CircuitBreaker
 from .core.access import get_record
-from .core.breaker import Breaker, CircuitBreaker
+from .core.breaker import Breaker
 from .core.budget import Budget, RetryBudget
 from .core.classify import classify
 from .core.errors import BodyTooLarge, CircuitOpenError, DuplicateCallError

@@ -1,8 +1,9 @@
 """The ASGI fault layer in front of the SDK's real Streamable HTTP app.
 
 Every request to the MCP path is read, matched to its run, and either handed to the
-real app or answered the way the run's scenario decides. The layer also serves the
-kitchen's own control endpoints under `/kitchen/`.
+real app or answered the way the run's scenario decides (one POST being answered, and
+the ASGI helpers: `_exchange`). The layer also serves the kitchen's own control endpoints
+under `/kitchen/`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from urllib.parse import parse_qs
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_safe_retry_kitchen._abort import ABORT_EXTENSION, AbortFn
 from mcp_safe_retry_kitchen._actions import (
     Abort,
     Action,
@@ -29,10 +29,21 @@ from mcp_safe_retry_kitchen._actions import (
     Truncate,
 )
 from mcp_safe_retry_kitchen._book import KitchenBook
+from mcp_safe_retry_kitchen._exchange import (
+    Exchange,
+    client_left,
+    read_body,
+    replay,
+    send_json,
+    send_response,
+    wire,
+    with_length,
+)
 from mcp_safe_retry_kitchen._facts import RequestFacts, read_facts
 from mcp_safe_retry_kitchen._params import ScenarioError
-from mcp_safe_retry_kitchen._runs import Run, Runs, parse_query
-from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES, jsonrpc_error, session_not_found
+from mcp_safe_retry_kitchen._runs import Runs, parse_query
+from mcp_safe_retry_kitchen._scenario_base import jsonrpc_error, session_not_found
+from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES
 from mcp_safe_retry_kitchen._tools import RUN_SCOPE_KEY
 from mcp_safe_retry_kitchen._wire import (
     JSON_CONTENT_TYPE,
@@ -44,60 +55,7 @@ from mcp_safe_retry_kitchen._wire import (
     session_headers,
 )
 
-MAX_BODY_BYTES = 4 * 1024 * 1024
 CONTROL_PREFIX = "/kitchen/"
-
-
-async def read_body(receive: Receive) -> bytes:
-    """Read a whole request body (bounded by MAX_BODY_BYTES)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ValueError("request body too large")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
-def replay(body: bytes, receive: Receive) -> Receive:
-    """Return a `receive` that yields the already-read body, then the real channel."""
-    pending = True
-
-    async def replayed() -> Message:
-        nonlocal pending
-        if pending:
-            pending = False
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
-
-
-def with_length(response: WireResponse) -> list[tuple[bytes, bytes]]:
-    """Return the response's headers with a Content-Length matching its whole body."""
-    headers = [(k, v) for k, v in response.headers if k.lower() != b"content-length"]
-    headers.append((b"content-length", str(len(response.body)).encode()))
-    return headers
-
-
-async def send_response(send: Send, response: WireResponse) -> None:
-    """Send a complete response with an exact Content-Length."""
-    headers = with_length(response)
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    await send({"type": "http.response.body", "body": response.body, "more_body": False})
-
-
-async def send_json(send: Send, status: int, payload: Any) -> None:
-    """Send a JSON document (control endpoints and layer-level refusals)."""
-    body = json.dumps(payload).encode()
-    await send_response(send, WireResponse(status, ((b"content-type", JSON_CONTENT_TYPE),), body))
 
 
 class FaultLayer:
@@ -172,7 +130,7 @@ class FaultLayer:
             facts = read_facts(scope["method"], scope["headers"], b"")
             await self._ended(facts.session_id)
             if facts.session_id is not None and facts.session_id in run.counters.expired:
-                await send_response(send, _wire(session_not_found(None)))
+                await send_response(send, wire(session_not_found(None)))
             else:
                 await self.inner(scope, receive, send)
             return
@@ -185,7 +143,7 @@ class FaultLayer:
         await self._ended(facts.session_id)
         run.counters.posts += 1
         action = run.scenario.decide(facts, run.counters, self.clock())
-        exchange = _Exchange(
+        exchange = Exchange(
             self.book,
             run,
             facts,
@@ -199,7 +157,7 @@ class FaultLayer:
         finally:
             exchange.write(None)  # only if nothing was sent: the request was cut short
 
-    async def _perform(self, action: Action, ex: _Exchange) -> None:
+    async def _perform(self, action: Action, ex: Exchange) -> None:
         """Carry out `action` for one POST."""
         facts = ex.facts
         if isinstance(action, Pass):
@@ -207,12 +165,12 @@ class FaultLayer:
                 await anyio.sleep(action.delay_s)
             await self._pass(ex)
         elif isinstance(action, Late):
-            if await _client_left(ex, action.delay_s):
+            if await client_left(ex, action.delay_s):
                 ex.fault = f"{action.fault}:abandoned"
             else:
                 await self._pass(ex)
         elif isinstance(action, Reply):
-            await send_response(ex.send, _wire(action))
+            await send_response(ex.send, wire(action))
         elif isinstance(action, Respond):
             sse = not self.json_response and not facts.is_modern
             await send_response(ex.send, frame(action.message, facts, sse=sse))
@@ -232,7 +190,7 @@ class FaultLayer:
         if ending is not None:
             await ending.wait()
 
-    async def _drop_session(self, ex: _Exchange) -> None:
+    async def _drop_session(self, ex: Exchange) -> None:
         """Answer from the real server, then end the session there."""
         session_id = ex.facts.session_id
         assert session_id is not None  # the scenario drops only sessions
@@ -260,7 +218,7 @@ class FaultLayer:
 
         await self.inner(delete, nothing, discard)
 
-    async def _pass(self, ex: _Exchange) -> None:
+    async def _pass(self, ex: Exchange) -> None:
         """Hand the request to the real app (or refuse it as an mcp 1.x server would)."""
         if self.legacy_only and ex.facts.is_modern:
             ex.fault = "legacy_only"
@@ -268,7 +226,7 @@ class FaultLayer:
         else:
             await self.inner(ex.scope, ex.receive, ex.send)
 
-    async def _capture(self, ex: _Exchange) -> WireResponse:
+    async def _capture(self, ex: Exchange) -> WireResponse:
         """Run the real app to completion and keep its whole answer."""
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
@@ -283,7 +241,7 @@ class FaultLayer:
         headers = tuple((bytes(k), bytes(v)) for k, v in start.get("headers", ()))
         return WireResponse(int(start.get("status", 500)), headers, b"".join(chunks))
 
-    async def _truncate(self, action: Truncate, ex: _Exchange) -> None:
+    async def _truncate(self, action: Truncate, ex: Exchange) -> None:
         if action.after_tool:
             await self._capture(ex)
         headers = list(SSE_HEADERS + session_headers(ex.facts))
@@ -295,7 +253,7 @@ class FaultLayer:
         else:
             await ex.send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _abort(self, action: Abort, ex: _Exchange) -> None:
+    async def _abort(self, action: Abort, ex: Exchange) -> None:
         captured = await self._capture(ex) if action.after_tool else None
         if action.mode != "partial":
             await ex.drop(reset=action.mode == "reset")
@@ -326,91 +284,3 @@ class FaultLayer:
         # mcp 1.x puts the literal id "server-error" on these refusals.
         body = json.dumps(jsonrpc_error("server-error", -32600, message)).encode()
         return WireResponse(400, ((b"content-type", JSON_CONTENT_TYPE),), body)
-
-
-class _Exchange:
-    """One POST being answered: its facts, its ASGI channels and its record.
-
-    The record is written as the status line goes out (or just before the connection
-    drops), not after the app returns: a client holding its answer then finds this
-    POST in the state it reads next.
-    """
-
-    def __init__(
-        self,
-        book: KitchenBook,
-        run: Run,
-        facts: RequestFacts,
-        *,
-        fault: str | None,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        self.book = book
-        self.seq = book.next_seq()
-        self.run = run
-        self.facts = facts
-        self.fault = fault
-        self.scope = scope
-        self.receive = receive
-        self._send = send
-        self._written = False
-
-    async def send(self, message: Message) -> None:
-        """Forward an ASGI message, recording the POST with the status it starts."""
-        if message["type"] == "http.response.start":
-            self.write(message["status"])
-        await self._send(message)
-
-    async def drop(self, reset: bool) -> None:
-        """Drop the connection (RST when `reset`), recording the POST first."""
-        self.write(None)
-        await _abort_fn(self.scope)(reset)
-
-    def write(self, status: int | None) -> None:
-        """Write the record once; `status` None means no status line reached the client."""
-        if self._written:
-            return
-        self._written = True
-        facts = self.facts
-        self.book.record_post(
-            seq=self.seq,
-            run=self.run.key,
-            scenario=self.run.scenario_name,
-            method=facts.method,
-            request_id=facts.request_id,
-            tool=facts.tool,
-            status=status,
-            fault=self.fault,
-            session_id=facts.session_id,
-            protocol_version=facts.protocol_version,
-            key=facts.key,
-        )
-
-
-async def _client_left(ex: _Exchange, delay_s: float) -> bool:
-    """Wait `delay_s`; return early with True if the client disconnects meanwhile.
-
-    The body was read already: its replayed message is taken first and handed back after
-    the wait, so the real app still reads the body, then the live channel.
-    """
-    first = await ex.receive()
-    with anyio.move_on_after(delay_s):
-        while (await ex.receive())["type"] != "http.disconnect":
-            pass
-        return True
-    ex.receive = replay(first.get("body", b""), ex.receive)
-    return False
-
-
-def _wire(reply: Reply) -> WireResponse:
-    headers = tuple((k.encode(), v.encode()) for k, v in reply.headers)
-    return WireResponse(reply.status, headers, reply.body)
-
-
-def _abort_fn(scope: Scope) -> AbortFn:
-    abort: AbortFn | None = scope.get("extensions", {}).get(ABORT_EXTENSION)
-    if abort is None:
-        raise RuntimeError("dropping a connection needs the kitchen's uvicorn protocol")
-    return abort

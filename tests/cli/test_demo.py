@@ -1,5 +1,5 @@
-"""`mcp-safe-retry demo` (cli/demo.py): the official client through every fault scenario of
-the kitchen, checking itself."""
+"""`mcp-safe-retry demo` (cli/demo.py, its cases in cli/demo_cases.py): the official client
+through every fault scenario of the kitchen, checking itself."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import anyio
 import attrs
 import pytest
 
-from mcp_safe_retry.cli.demo import CASES, run_demo
+from mcp_safe_retry.cli.demo import run_demo
+from mcp_safe_retry.cli.demo_cases import CASES
 
 pytestmark = pytest.mark.e2e
 

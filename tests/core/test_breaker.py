@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import Breaker, CircuitBreaker
-from mcp_safe_retry.core.breaker import BreakerSettings, CircuitState, circuit_open
+from mcp_safe_retry.core.breaker import BreakerSettings, Circuits, CircuitState, circuit_open
 from mcp_safe_retry.records import Layer, Outcome
 
 A = "https://a.test/mcp"
@@ -215,3 +217,17 @@ def test_a_probe_that_a_retry_would_follow_still_decides_the_circuit() -> None:
     assert breaker.allow(A)
     breaker.record(A, failed=False, ends_call=True)
     assert breaker.state(A) is CircuitState.CLOSED
+
+
+def test_circuits_read_the_clock_handed_in_and_the_public_breaker_the_system_s() -> None:
+    clock = Clock()
+    circuits = Circuits(BreakerSettings(failure_threshold=1, open_for=5.0), clock=clock)
+    circuits.record(A, failed=True)
+    assert circuits.retry_in(A) == 5.0
+    clock.now += 5.0
+    assert circuits.allow(A) and circuits.state(A) is CircuitState.HALF_OPEN
+    assert repr(circuits) == "Circuits(servers=1, not_closed=1)"
+    public = CircuitBreaker(open_for=7.0)
+    assert isinstance(public, Circuits) and public.clock is time.monotonic
+    assert public.settings == BreakerSettings(open_for=7.0)
+    assert repr(public) == "CircuitBreaker(servers=0, not_closed=0)"

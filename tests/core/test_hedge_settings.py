@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from mcp_safe_retry import Idempotency, RetryPolicy
-from mcp_safe_retry.core.hedge_rules import may_hedge
+from mcp_safe_retry.core.hedge_race import may_hedge
 from mcp_safe_retry.core.hedge_settings import MAX_HEDGES, AdaptiveDelay
 
 READ = Idempotency.READ

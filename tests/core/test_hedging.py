@@ -12,7 +12,7 @@ from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import Ask, HandOn, Read, Refuse, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.hedge_rules import CopyState
+from mcp_safe_retry.core.hedge_copies import CopyState
 from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, Turn, hedged
 from mcp_safe_retry.core.records import RetryOrigin
 from mcp_safe_retry.records import Decision, Outcome, Reason

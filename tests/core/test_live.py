@@ -1,5 +1,6 @@
 """Holders of live shared state (core/live.py): a copy is the object itself; a pickle finds
-it again in this process, and builds a fresh one by its recipe where it is gone."""
+it again in this process, and builds a fresh one by its recipe where it is gone; its token
+comes from the source handed in (the package hands in a random one)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pickle
 
 import pytest
 
-from mcp_safe_retry.core.live import Live
+from mcp_safe_retry.core.live import Live, draw_tokens_from
 
 
 class Counter(Live):
@@ -63,3 +64,23 @@ def test_a_pickle_of_a_dropped_object_loads_as_one_fresh_object_with_its_setting
 def test_a_holder_that_cannot_travel_says_why() -> None:
     with pytest.raises(TypeError, match="open file"):
         pickle.dumps(Local())
+
+
+def test_tokens_come_from_the_source_handed_in() -> None:
+    drawn = iter(["first", "second"])
+    previous = draw_tokens_from(lambda: next(drawn))
+    try:
+        counter, other = Counter(1), Counter(2)
+        assert pickle.dumps(counter) == pickle.dumps(counter)  # one token per object
+        assert b"first" in pickle.dumps(counter)
+        assert b"second" in pickle.dumps(other)
+    finally:
+        assert previous is not None
+        draw_tokens_from(previous)
+
+
+def test_the_package_hands_in_random_tokens() -> None:
+    counters = [Counter(n) for n in range(3)]
+    tokens = [counter.__reduce__()[1][0] for counter in counters]  # what a pickle carries
+    assert len(set(tokens)) == 3
+    assert all(len(t) == 32 and int(t, 16) >= 0 for t in tokens)

@@ -13,7 +13,7 @@ from mcp_safe_retry_kitchen._actions import Abort, DropSession, Pass, Reply, Res
 from mcp_safe_retry_kitchen._facts import RequestFacts
 from mcp_safe_retry_kitchen._params import Match
 from mcp_safe_retry_kitchen._runs import DEFAULT_RUN, Runs, parse_query, query_for
-from mcp_safe_retry_kitchen._scenarios import RunCounters, Scenario
+from mcp_safe_retry_kitchen._scenario_base import RunCounters, Scenario
 
 
 def call(tool: str = "charge", request_id: int = 1, session: str | None = None) -> RequestFacts:

@@ -27,7 +27,7 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.budget import RetryBudget
-from mcp_safe_retry.core.hedge_rules import HEDGE_CANCEL_REASON
+from mcp_safe_retry.core.hedge_cancel import HEDGE_CANCEL_REASON
 from mcp_safe_retry.core.servers import server_key
 from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
 from mcp_safe_retry.httpx2 import RetryTransport as RetryTransport2

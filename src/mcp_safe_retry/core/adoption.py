@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .attempt_kinds import AttemptKind
-from .hedge_rules import Copy, CopyKind
+from .hedge_copies import Copy, CopyKind
 from .jsonrpc import RequestFacts, RequestId, with_id
 from .records import RetryOrigin
 

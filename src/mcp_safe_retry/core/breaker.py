@@ -35,7 +35,6 @@ import enum
 import functools
 import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
@@ -49,8 +48,8 @@ from .servers import server_key
 __all__ = [
     "Breaker",
     "BreakerSettings",
-    "CircuitBreaker",
     "CircuitState",
+    "Circuits",
     "circuit_open",
     "server_key",
     "should_trip",
@@ -149,23 +148,18 @@ class _Circuit:
     buckets: dict[int, list[int]] = attrs.Factory(dict)  # bucket number -> [calls, failures]
 
 
-class CircuitBreaker(Live):
-    """Circuits for many servers in one process (thread- and task-safe).
+class Circuits(Live):
+    """Circuits for many servers in one process (thread- and task-safe), read against the
+    clock they are handed: ``mcp_safe_retry.CircuitBreaker`` is this with its settings
+    spelled out and the system's monotonic clock by default; ``RedisCircuitBreaker`` falls
+    back to one of these while Redis is down.
 
     Shared, never copied: ``copy.deepcopy`` returns this breaker. Pickled and loaded in
-    another process, it is a fresh one there, every circuit closed, with the same settings
-    (to share circuits across processes, use ``mcp_safe_retry.redis.RedisCircuitBreaker``).
+    another process, it is a fresh one there, every circuit closed, with the same settings.
 
     Args:
-        failure_threshold: failed attempts in a row that open a circuit.
-        failure_ratio: share of calls in the window that ended failed (after their
-            retries) that opens it...
-        min_calls: ...once at least this many calls ended in the window.
-        window: seconds the ratio looks back.
-        open_for: seconds a circuit stays open before probing.
-        max_open_for: the longest a Retry-After may hold it open.
-        probes: requests let through at once while half-open.
-        clock: monotonic seconds (injectable, so tests never wait).
+        settings: when a circuit opens and for how long.
+        clock: monotonic seconds (tests hand their own, so they never wait).
         max_servers: circuits kept; the least recently used is forgotten beyond that.
     """
 
@@ -173,27 +167,9 @@ class CircuitBreaker(Live):
     """This process's own: it answers at once, so a call asks it itself (never awaited)."""
 
     def __init__(
-        self,
-        *,
-        failure_threshold: int = 5,
-        failure_ratio: float = 0.5,
-        min_calls: int = 20,
-        window: float = 30.0,
-        open_for: float = 30.0,
-        max_open_for: float = 300.0,
-        probes: int = 1,
-        clock: Callable[[], float] = time.monotonic,
-        max_servers: int = 1024,
+        self, settings: BreakerSettings, *, clock: Callable[[], float], max_servers: int = 1024
     ) -> None:
-        self.settings = BreakerSettings(
-            failure_threshold=failure_threshold,
-            failure_ratio=failure_ratio,
-            min_calls=min_calls,
-            window=window,
-            open_for=open_for,
-            max_open_for=max_open_for,
-            probes=probes,
-        )
+        self.settings = settings
         self.clock = clock
         self.max_servers = max_servers
         self._circuits: OrderedDict[str, _Circuit] = OrderedDict()
@@ -275,17 +251,15 @@ class CircuitBreaker(Live):
         circuit.consecutive = circuit.probes = 0
         circuit.buckets.clear()
 
-    def _recipe(self) -> functools.partial[CircuitBreaker]:
+    def _recipe(self) -> Callable[[], Circuits]:
         return functools.partial(
-            CircuitBreaker,
-            **attrs.asdict(self.settings),
-            clock=self.clock,
-            max_servers=self.max_servers,
+            Circuits, self.settings, clock=self.clock, max_servers=self.max_servers
         )
 
     def __repr__(self) -> str:
         open_ = sum(c.state is not CircuitState.CLOSED for c in self._circuits.values())
-        return f"CircuitBreaker(servers={len(self._circuits)}, not_closed={open_})"
+        name = type(self).__name__
+        return f"{name}(servers={len(self._circuits)}, not_closed={open_})"
 
 
 def _count(

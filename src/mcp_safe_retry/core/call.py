@@ -37,7 +37,7 @@ from .ending import Ending
 from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
-from .hedge_rules import Copy
+from .hedge_copies import Copy
 from .jsonrpc import (
     RequestFacts,
     parse_request,

@@ -35,17 +35,9 @@ from .commands import (
     Unlock,
 )
 from .events import Head, streams
-from .hedge_rules import (
-    CancelBy,
-    Copy,
-    Race,
-    Standing,
-    Step,
-    cancel_by,
-    cancellation,
-    ending_of,
-    may_hedge,
-)
+from .hedge_cancel import CancelBy, cancel_by, cancellation
+from .hedge_copies import Copy, ending_of
+from .hedge_race import Race, Standing, Step, may_hedge
 from .latency import hedge_delay
 from .observed import GiveUp
 from .outcomes import Classification, Outcome, verdict

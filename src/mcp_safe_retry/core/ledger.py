@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .attempt_kinds import AttemptKind
 from .decision import Decision
 from .extensions import RECORD_ATTRIBUTE
-from .hedge_rules import Copy, CopyKind
+from .hedge_copies import Copy, CopyKind
 from .hooks import Hook
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts, RequestId

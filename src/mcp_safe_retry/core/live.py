@@ -11,21 +11,35 @@ un-share the state: records sent to a History nobody reads, a budget counted twi
   that object. Loaded where the object is not (another process, or after it was dropped),
   the recipe builds a fresh one with the same settings, kept under the token, so everything
   unpickled there with that token shares it too.
+
+The tokens must never repeat, within a process or across processes: they are drawn from the
+source handed to ``draw_tokens_from`` (``mcp_safe_retry`` hands it ``secrets.token_hex``
+when it is imported), as the core draws no randomness of its own.
 """
 
 from __future__ import annotations
 
-import secrets
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, Self
 
-__all__ = ["Live"]
+__all__ = ["Live", "draw_tokens_from"]
 
 _tokens: weakref.WeakKeyDictionary[Live, str] = weakref.WeakKeyDictionary()
 _objects: weakref.WeakValueDictionary[str, Live] = weakref.WeakValueDictionary()
 _lock = threading.Lock()  # held to build a missing object too: one per token, never two
+_token_source: list[Callable[[], str]] = []  # the one source, once handed in
+
+
+def draw_tokens_from(source: Callable[[], str]) -> Callable[[], str] | None:
+    """Draw the tokens of objects pickled from now on from ``source``: a string that never
+    repeats, in this process or any other, each time it is called. Returns the source it
+    replaces (None: none was handed in yet)."""
+    with _lock:
+        previous = _token_source[0] if _token_source else None
+        _token_source[:] = [source]
+    return previous
 
 
 class Live:
@@ -49,7 +63,9 @@ class Live:
         with _lock:
             token = _tokens.get(self)
             if token is None:
-                token = secrets.token_hex(16)
+                if not _token_source:
+                    raise TypeError(f"{type(self).__name__}: no token source was handed in")
+                token = _token_source[0]()
                 _tokens[self] = token
                 _objects[token] = self
         return _restore, (token, recipe)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .attempt_kinds import AttemptKind, ErrorKind
 from .commands import Send
 from .decision import Decision, Reason, decide
-from .hedge_rules import CopyState
+from .hedge_copies import CopyState
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
 from .outcomes import Classification, Outcome, verdict

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -13,14 +12,12 @@ import anyio.to_thread
 import attrs
 import redis
 
-from ..core.breaker import CircuitBreaker, CircuitState
+from ..core.breaker import BreakerSettings, Circuits, CircuitState
 from ..core.live import Live
-from . import lua
-from .link import KEY_PREFIX, RedisLink, Ticker, on_event_loop
+from .circuits import Outcomes, SharedCircuits, SharedState
+from .link import RedisLink, Ticker, on_event_loop
 
 __all__ = ["RedisCircuitBreaker"]
-
-_STATES = (CircuitState.CLOSED, CircuitState.OPEN, CircuitState.HALF_OPEN)
 
 
 @attrs.frozen
@@ -29,18 +26,6 @@ class _Seen:
 
     state: CircuitState
     until: float
-
-
-@attrs.define
-class _Pending:
-    """Outcomes recorded here and not yet sent."""
-
-    ok: int = 0  # attempts
-    failed: int = 0
-    tail: int = 0  # failed attempts after the last success
-    retry_after: float = -1.0
-    calls: int = 0  # calls that ended (the failure ratio's unit)
-    calls_failed: int = 0
 
 
 class RedisCircuitBreaker(Live):
@@ -55,10 +40,11 @@ class RedisCircuitBreaker(Live):
     circuit is open sends nothing), and a probe, when an open circuit's time is up.
     ``allow()`` blocks for it (at most ``timeout``); ``allow_async()`` runs it in a worker
     thread (a plain ``allow()`` made on an event loop answers from the local breaker
-    instead). While Redis is down, hung or
-    unreachable, a local ``CircuitBreaker`` fed with the same outcomes answers instead (logged
-    once); the shared state resumes when Redis answers again. Redis holds a hash of each
-    server key, never the key itself.
+    instead). While Redis is down, hung or unreachable, local circuits (``Circuits``, a
+    ``CircuitBreaker``'s core) fed with the same outcomes answer instead (logged once); the
+    shared state resumes when Redis answers again. Redis holds a hash of each server key,
+    never the key itself (``shared/circuits.py``: the circuits as Redis holds them, and the
+    round trips).
 
     Shared, never copied: ``copy.deepcopy`` returns this breaker. It pickles by its
     connection settings (the URL, or the settings of the client it was given), its name and
@@ -98,7 +84,7 @@ class RedisCircuitBreaker(Live):
         max_servers: int = 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.local = CircuitBreaker(
+        self.settings = BreakerSettings(
             failure_threshold=failure_threshold,
             failure_ratio=failure_ratio,
             min_calls=min_calls,
@@ -106,10 +92,8 @@ class RedisCircuitBreaker(Live):
             open_for=open_for,
             max_open_for=max_open_for,
             probes=probes,
-            clock=clock,
-            max_servers=max_servers,
         )
-        self.settings = self.local.settings
+        self.local = Circuits(self.settings, clock=clock, max_servers=max_servers)
         self.name = name
         self.clock = clock
         self.max_servers = max_servers
@@ -122,10 +106,9 @@ class RedisCircuitBreaker(Live):
         )
         if expiry is None:
             expiry = 2 * max(window, max_open_for) + 60
-        self._expiry = expiry
-        self._args = lua.settings_args(self.settings, expiry)
+        self.shared = SharedCircuits(self.link, name, self.settings, expiry)
         self._seen: OrderedDict[str, _Seen] = OrderedDict()  # by server key
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, Outcomes] = {}
         # Which refresh's outcomes a local trip is in: a read that went out before those
         # outcomes reached Redis must not reopen (replace) the trip with the older state.
         self._round = 0
@@ -136,8 +119,7 @@ class RedisCircuitBreaker(Live):
 
     def redis_key(self, key: str) -> str:
         """Where a server's circuit lives: a hash of its key, under this breaker's name."""
-        digest = hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
-        return f"{KEY_PREFIX}:{{{self.name}}}:breaker:{digest}"
+        return self.shared.key(key)
 
     def state(self, key: str) -> CircuitState:
         """The shared state as last read (the local one while Redis is down)."""
@@ -204,7 +186,7 @@ class RedisCircuitBreaker(Live):
         with self._lock:
             pending = self._pending.get(key)
             if pending is None:
-                pending = self._pending[key] = _Pending()
+                pending = self._pending[key] = Outcomes()
             if opened and seen is not None:
                 self._tripped[key] = self._round  # goes out with the failure, next send
             if failed:
@@ -226,17 +208,14 @@ class RedisCircuitBreaker(Live):
     def _probe(self, key: str) -> bool:
         """Ask Redis (one round trip, at most ``timeout``): a probe's slot, or the shared
         state of a circuit seen here for the first time (granting a probe if one is due)."""
-        script = self.link.script(lua.ALLOW)
-        reply = self.link.run(
-            lambda client: script(keys=[self.redis_key(key)], args=self._args, client=client)
-        )
+        reply = self.shared.probe(key)
         if reply is None:
             self._watch(key)
             return self.local.allow(key)
-        allowed, state, wait_ms = (int(x) for x in reply)
+        allowed, shared = reply
         # A probe let through: ask again next time (the slot is this call's).
-        self._remember(key, _STATES[state], 0.0 if allowed else wait_ms / 1000)
-        return bool(allowed)
+        self._remember(key, shared.state, 0.0 if allowed else shared.wait)
+        return allowed
 
     def _watch(self, key: str) -> None:
         """A circuit Redis could not be asked about now: taken as closed, and read with the
@@ -263,64 +242,31 @@ class RedisCircuitBreaker(Live):
             pending, self._pending = self._pending, {}
             self._round += 1
             round_ = self._round
-        if pending and self._send(pending, round_) is None:
-            with self._lock:  # Redis did not answer: keep them for the next try
-                for key, value in pending.items():
-                    self._pending.setdefault(key, value)
-            return
-        self._read(round_)
-
-    def _adopt(self, key: str, state: CircuitState, wait: float, round_: int) -> None:
-        """Take the shared state Redis answered in refresh ``round_``, unless this process
-        tripped the circuit after that refresh took its outcomes: Redis has not heard of
-        the trip yet, so its answer is older than what is known here."""
-        with self._lock:
-            tripped = self._tripped.get(key)
-            if tripped is not None and tripped < round_:
-                del self._tripped[key]  # the trip went out with this refresh's outcomes
-                tripped = None
-        if tripped is None or state is CircuitState.OPEN:
-            self._remember(key, state, wait)
-
-    def _send(self, pending: dict[str, _Pending], round_: int) -> bool | None:
-        script = self.link.script(lua.RECORD)
-        keys = list(pending)
-
-        def send(client: redis.Redis) -> list[list[int]]:
-            pipe = client.pipeline(transaction=False)
-            for key in keys:
-                p = pending[key]
-                args = [
-                    *self._args,
-                    str(p.ok),
-                    str(p.failed),
-                    str(p.tail),
-                    str(round(p.retry_after * 1000)) if p.retry_after >= 0 else "-1",
-                    str(p.calls),
-                    str(p.calls_failed),
-                ]
-                script(keys=[self.redis_key(key)], args=args, client=pipe)
-            return pipe.execute()
-
-        replies = self.link.run(send)
-        if replies is None:
-            return None
-        for key, (state, wait_ms) in zip(keys, replies, strict=True):
-            self._adopt(key, _STATES[int(state)], int(wait_ms) / 1000, round_)
-        return True
-
-    def _read(self, round_: int) -> None:
+        if pending:
+            sent = self.shared.send(pending)
+            if sent is None:
+                with self._lock:  # Redis did not answer: keep them for the next try
+                    for key, value in pending.items():
+                        self._pending.setdefault(key, value)
+                return
+            self._adopt(sent, round_)
         keys = list(self._seen)
-        if not keys:
-            return
-        script = self.link.script(lua.STATE)
-        reply = self.link.run(
-            lambda client: script(keys=[self.redis_key(k) for k in keys], client=client)
-        )
-        if reply is None:
-            return
-        for i, key in enumerate(keys):
-            self._adopt(key, _STATES[int(reply[2 * i])], int(reply[2 * i + 1]) / 1000, round_)
+        read = self.shared.read(keys) if keys else None
+        if read is not None:
+            self._adopt(read, round_)
+
+    def _adopt(self, answered: dict[str, SharedState], round_: int) -> None:
+        """Take the shared states Redis answered in refresh ``round_``, except for a circuit
+        this process tripped after that refresh took its outcomes: Redis has not heard of
+        the trip yet, so its answer is older than what is known here."""
+        for key, shared in answered.items():
+            with self._lock:
+                tripped = self._tripped.get(key)
+                if tripped is not None and tripped < round_:
+                    del self._tripped[key]  # the trip went out with this refresh's outcomes
+                    tripped = None
+            if tripped is None or shared.state is CircuitState.OPEN:
+                self._remember(key, shared.state, shared.wait)
 
     def close(self) -> None:
         """Send the outcomes counted here, stop the background thread, close an own client."""
@@ -346,7 +292,7 @@ class RedisCircuitBreaker(Live):
             refresh=self._ticker.interval,
             timeout=self.link.timeout,
             retry_interval=self.link.retry_interval,
-            expiry=self._expiry,
+            expiry=self.shared.expiry,
             max_servers=self.max_servers,
             clock=self.clock,
         )

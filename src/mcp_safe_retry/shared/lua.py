@@ -1,4 +1,4 @@
-"""The circuit breaker's Lua scripts: ``core.breaker.CircuitBreaker`` run atomically in Redis.
+"""The circuit breaker's Lua scripts: ``core.breaker.Circuits`` run atomically in Redis.
 
 They follow the local breaker step for step (a test drives both with the same outcomes and
 compares them). Time is Redis's own (``TIME``), in milliseconds, so hosts never compare

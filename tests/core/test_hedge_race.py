@@ -1,9 +1,8 @@
-"""Hedged reads, the rules (core/hedge_rules.py): which calls may be hedged, the race between
-copies, cancelling losers, and the latency window an adaptive delay is read from."""
+"""The race between a hedged call's copies (core/hedge_race.py): which calls may be hedged,
+the race by table and by property, and the latency window an adaptive delay is read from."""
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 from collections.abc import Sequence
@@ -15,24 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_safe_retry import Idempotency, RetryPolicy
-from mcp_safe_retry.core.hedge_rules import (
-    HEDGE_CANCEL_REASON,
-    CancelBy,
-    CopyKind,
-    CopyState,
-    Ending,
-    Race,
-    Standing,
-    Step,
-    cancel_by,
-    cancellation,
-    ending_of,
-    may_hedge,
-)
+from mcp_safe_retry.core.hedge_copies import CopyKind, CopyState, Ending
+from mcp_safe_retry.core.hedge_race import Race, Standing, Step, may_hedge
 from mcp_safe_retry.core.hedge_settings import MAX_HEDGES, AdaptiveDelay
 from mcp_safe_retry.core.latency import LatencyWindow, hedge_delay
-from mcp_safe_retry.core.outcomes import verdict
-from mcp_safe_retry.records import Outcome
 
 READ, UNSAFE = Idempotency.READ, Idempotency.UNSAFE
 HEDGED = RetryPolicy(hedge_after=0.1, max_hedges=1, max_retries=2)
@@ -67,46 +52,6 @@ def test_race_cap() -> None:
     start = {"method": "tools/call", "caller_id": 1, "delay": 0.1, "now": 0}
     assert Race.start(policy, idempotency=READ, **start).cap == 6  # type: ignore[arg-type]
     assert Race.start(policy, idempotency=UNSAFE, **start).cap == 3  # type: ignore[arg-type]
-
-
-def _classified(outcome: Outcome, **kw: Any) -> Any:
-    return verdict(outcome, **kw)
-
-
-ENDINGS = [
-    pytest.param(_classified(Outcome.TOOL_SUCCESS), Ending.SUCCESS, id="tool-success"),
-    pytest.param(_classified(Outcome.RPC_SUCCESS), Ending.SUCCESS, id="rpc-success"),
-    pytest.param(_classified(Outcome.ACCEPTED), Ending.SUCCESS, id="accepted"),
-    pytest.param(_classified(Outcome.INPUT_REQUIRED), Ending.SUCCESS, id="input-required"),
-    pytest.param(_classified(Outcome.TOOL_ERROR), Ending.FINAL, id="tool-error"),
-    pytest.param(_classified(Outcome.JSONRPC_ERROR, code=-32602), Ending.FINAL, id="rpc-error"),
-    pytest.param(_classified(Outcome.MALFORMED_JSON), Ending.FINAL, id="malformed"),
-    pytest.param(_classified(Outcome.INVALID_ENVELOPE), Ending.FINAL, id="bad-envelope"),
-    pytest.param(_classified(Outcome.INVALID_TOOL_RESULT), Ending.FINAL, id="bad-result"),
-    pytest.param(_classified(Outcome.HTTP_ERROR, status=503), Ending.TRANSIENT, id="http-503"),
-    pytest.param(_classified(Outcome.HTTP_ERROR, status=400), Ending.FINAL, id="http-400"),
-    pytest.param(
-        _classified(Outcome.NETWORK_ERROR, error_kind="read"), Ending.TRANSIENT, id="net-read"
-    ),
-    pytest.param(
-        _classified(Outcome.NETWORK_ERROR, error_kind="local"), Ending.FINAL, id="net-local"
-    ),
-    pytest.param(_classified(Outcome.STREAM_INCOMPLETE), Ending.TRANSIENT, id="stream-cut"),
-    pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
-    pytest.param(_classified(Outcome.DUPLICATE_HELD), Ending.FINAL, id="duplicate-held"),
-    pytest.param(_classified(Outcome.REDIRECT, status=307), Ending.SUCCESS, id="redirect"),
-]
-
-
-@pytest.mark.parametrize(("classification", "expected"), ENDINGS)
-def test_ending_of(classification: Any, expected: Ending) -> None:
-    assert ending_of(HEDGED, classification) is expected
-
-
-def test_every_outcome_has_an_ending_case() -> None:
-    covered = {case.values[0].outcome for case in ENDINGS}  # type: ignore[attr-defined]
-    assert covered == set(Outcome)
-    assert {case.values[1] for case in ENDINGS} == set(Ending)  # type: ignore[attr-defined]
 
 
 # -- the race, by table ----------------------------------------------------------------------
@@ -541,32 +486,3 @@ def test_adaptive_delay_reads_the_slow_band_when_it_is_the_quantile() -> None:
     delays, hedges = simulate(0.95, 3000, seed=11)
     assert statistics.median(delays[1000:]) >= 0.9
     assert hedges <= 0.1 * 3000
-
-
-# -- cancelling losers ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("version", "session", "expected"),
-    [
-        pytest.param("2026-07-28", None, CancelBy.CLOSE, id="2026-closing-is-cancelling"),
-        pytest.param("2026-07-28", "s", CancelBy.CLOSE, id="2026-never-notifies"),
-        pytest.param("2025-11-25", "s", CancelBy.NOTIFY, id="2025-session"),
-        pytest.param("2025-06-18", None, CancelBy.CLOSE, id="2025-stateless"),
-        pytest.param(None, "s", CancelBy.NOTIFY, id="no-version-header-is-2025"),
-        pytest.param("2099-01-01", "s", CancelBy.CLOSE, id="newer-than-we-know"),
-    ],
-)
-def test_cancel_by(version: str | None, session: str | None, expected: CancelBy) -> None:
-    assert cancel_by(version, session) is expected
-
-
-@pytest.mark.parametrize("wire_id", [pytest.param(3, id="int"), pytest.param("h-1", id="str")])
-def test_cancellation_body(wire_id: int | str) -> None:
-    body = cancellation(wire_id)
-    assert json.loads(body) == {
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": wire_id, "reason": HEDGE_CANCEL_REASON},
-    }
-    assert b" " not in body.replace(b"hedged request lost", b"")

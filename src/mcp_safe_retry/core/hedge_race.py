@@ -1,11 +1,13 @@
-"""Hedged reads, sans I/O: which calls may be hedged, when, and whose answer is the call's.
+"""The race between one hedged call's copies, sans I/O: which calls may be hedged, when a
+hedge is due, and whose answer is the call's.
 
 A hedge is one more POST of a READ call sent while the first is still unanswered ("The Tail
 at Scale"; gRPC's hedging policy, proposal A6). In MCP each copy needs a JSON-RPC id of its
 own (an id MUST NOT match a request still in flight), and the caller must only ever see its
-own id. ``Race`` holds the copies of one call and answers, for every event a shell reports,
-what to do next (``core/latency.py`` keeps the recent latencies an adaptive hedge delay is
-read from). Nothing here sleeps, reads a clock or touches a socket.
+own id. ``Race`` holds the copies of one call (``core/hedge_copies.py``) and answers, for
+every event a shell reports, what to do next (``core/latency.py`` keeps the recent latencies
+an adaptive hedge delay is read from; ``core/hedge_cancel.py`` says how a loser is
+cancelled). Nothing here sleeps, reads a clock or touches a socket.
 
 Rules (one place, used by the engine):
 
@@ -26,43 +28,17 @@ Rules (one place, used by the engine):
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
 
 import attrs
 
-from .decision import is_transient
+from .hedge_copies import Copy, CopyKind, CopyState, Ending, Sample
 from .idempotency import Idempotency
-from .jsonrpc import RequestId, dumps, is_request_id, same_id
-from .outcomes import NOT_FAILURES, Classification
+from .jsonrpc import RequestId, is_request_id, same_id
 from .policy import RetryPolicy
 
-__all__ = [
-    "HEDGE_CANCEL_REASON",
-    "SESSION_ERA_VERSIONS",
-    "CancelBy",
-    "Copy",
-    "CopyKind",
-    "CopyState",
-    "Ending",
-    "Race",
-    "Sample",
-    "Standing",
-    "Step",
-    "cancel_by",
-    "cancellation",
-    "ending_of",
-    "may_hedge",
-]
-
-HEDGE_CANCEL_REASON = "hedged request lost"
-
-SESSION_ERA_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
-"""Protocol versions with sessions and client-sent ``notifications/cancelled`` over HTTP."""
+__all__ = ["Race", "Standing", "Step", "may_hedge"]
 
 _NEVER_HEDGED = frozenset({"initialize"})
-
-
-# -- which calls, how many POSTs ----------------------------------------------------------
 
 
 def may_hedge(
@@ -77,51 +53,6 @@ def may_hedge(
     )
 
 
-class Ending(StrEnum):
-    """How one copy's answer bears on the call."""
-
-    SUCCESS = "success"  # a complete answer that is no failure (INPUT_REQUIRED included)
-    FINAL = "final"  # a failure every copy would meet: it is the call's answer
-    TRANSIENT = "transient"  # a failure another copy might not meet
-
-
-def ending_of(policy: RetryPolicy, classification: Classification) -> Ending:
-    """Sort a copy's classification into the three endings a race tells apart."""
-    if classification.outcome in NOT_FAILURES:
-        return Ending.SUCCESS
-    return Ending.TRANSIENT if is_transient(policy, classification) else Ending.FINAL
-
-
-# -- one call's copies ----------------------------------------------------------------------
-
-
-class CopyKind(StrEnum):
-    """Why a copy was sent."""
-
-    FIRST = "first"
-    HEDGE = "hedge"  # sent while an earlier copy was still unanswered
-    RETRY = "retry"  # sent after every earlier copy failed transiently
-
-
-class CopyState(StrEnum):
-    """Where a copy stands."""
-
-    IN_FLIGHT = "in_flight"
-    WON = "won"  # its answer is the call's
-    FAILED = "failed"  # failed transiently; the call went on without it
-    LOST = "lost"  # another copy won first: cancelled in flight, or its late answer dropped
-    ABANDONED = "abandoned"  # the caller gave the call up while it was in flight
-
-
-class Sample(NamedTuple):
-    """Copy ``copy``'s latency in seconds; ``censored``: it was cancelled unanswered, so its
-    latency is only known to be at least that."""
-
-    copy: int
-    seconds: float
-    censored: bool
-
-
 class Standing(StrEnum):
     """Where a race stands after a copy's event, so what the shell does next."""
 
@@ -129,33 +60,6 @@ class Standing(StrEnum):
     WIN = "win"  # hand this copy's answer on under the caller's id; cancel ``Step.cancel``
     EXHAUSTED = "exhausted"  # every copy failed transiently: take the retry decision
     DISCARD = "discard"  # the call is settled already: close this answer, hand nothing on
-
-
-@attrs.frozen
-class Copy:
-    """One POST of a call.
-
-    Attributes:
-        number: 1-based, in the order the copies were sent (the attempt number).
-        kind: why it was sent.
-        wire_id: the JSON-RPC id it went out under (the caller's for the first copy).
-        sent_at: when it was sent (the engine's clock).
-        state: where it stands.
-        answered_at: when its answer began (a response head) or ended, if it did.
-        ending: how its answer bore on the call, if it ended with one.
-    """
-
-    number: int
-    kind: CopyKind
-    wire_id: RequestId | None
-    sent_at: float
-    state: CopyState = CopyState.IN_FLIGHT
-    answered_at: float | None = None
-    ending: Ending | None = None
-
-    @property
-    def in_flight(self) -> bool:
-        return self.state is CopyState.IN_FLIGHT
 
 
 @attrs.frozen
@@ -413,39 +317,3 @@ class Race:
         for c in cancelled:
             race = race._replace(c)
         return Step(attrs.evolve(race, winner=winner), standing, cancelled)
-
-
-# -- cancelling a loser --------------------------------------------------------------------
-
-
-class CancelBy(StrEnum):
-    """How a copy still in flight is cancelled."""
-
-    CLOSE = "close"  # close its response: on 2026-07-28 that is the cancellation
-    NOTIFY = "notify"  # close it and POST notifications/cancelled for its id on the session
-
-
-def cancel_by(protocol_version: str | None, session_id: str | None) -> CancelBy:
-    """How to cancel a losing copy on this connection.
-
-    2026-07-28 defines no client notifications over Streamable HTTP: "closing the SSE
-    response stream is itself the cancellation signal" (the same goes for an unread JSON
-    body: closing it drops the connection). In 2025-x a disconnect is not a cancellation, so
-    a ``notifications/cancelled`` follows, but only inside a session: a server without
-    sessions cannot tie it to a request on another POST. A version-less request is 2025-x
-    (the header came in 2025-06-18).
-    """
-    if protocol_version is not None and protocol_version not in SESSION_ERA_VERSIONS:
-        return CancelBy.CLOSE
-    return CancelBy.CLOSE if session_id is None else CancelBy.NOTIFY
-
-
-def cancellation(wire_id: RequestId, reason: str = HEDGE_CANCEL_REASON) -> bytes:
-    """The ``notifications/cancelled`` body for a request that went out as ``wire_id``."""
-    return dumps(
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": wire_id, "reason": reason},
-        }
-    )
