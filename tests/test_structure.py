@@ -166,10 +166,7 @@ _NEVER = {
     ),
 }
 # Known, each with its reason; the list only shrinks.
-_KNOWN_UPWARD = {
-    # its instrumentation scope's version, read from the package's face
-    ("mcp_safe_retry.instrumentation.otel", "mcp_safe_retry"),
-}
+_KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _layer(module: str) -> str:

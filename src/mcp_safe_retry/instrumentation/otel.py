@@ -19,13 +19,13 @@ The core package never imports this module; importing it imports ``opentelemetry
 from __future__ import annotations
 
 import functools
+from importlib import metadata
 from typing import Any
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from .. import __version__
 from ..core.attempt_kinds import AttemptKind
 from ..core.live import Live
 from ..core.outcomes import Classification
@@ -38,6 +38,17 @@ __all__ = ["DURATION_BUCKETS", "OpenTelemetryHook"]
 
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 """Bucket boundaries (seconds) the MCP conventions advise for operation durations."""
+
+
+def _scope_version() -> str:
+    """The installed distribution's version, for the instrumentation scope (read from its
+    metadata, not from the package's face: instrumentation never imports upward); empty
+    when the package runs uninstalled."""
+    try:
+        return metadata.version("mcp-safe-retry")
+    except metadata.PackageNotFoundError:
+        return ""
+
 
 _Attributes = dict[str, AttributeValue]
 
@@ -96,8 +107,8 @@ class OpenTelemetryHook(Live):
         redact: Redactor | None = None,
         max_message_chars: int = MESSAGE_CHARS,
     ) -> None:
-        self.tracer = trace.get_tracer(NAME, __version__, tracer_provider)
-        meter = metrics.get_meter(NAME, __version__, meter_provider)
+        self.tracer = trace.get_tracer(NAME, _scope_version(), tracer_provider)
+        meter = metrics.get_meter(NAME, _scope_version(), meter_provider)
         self._attempts = meter.create_counter(
             "mcp_safe_retry.attempts",
             unit="{attempt}",
