@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry.core.jsonrpc import parse_request
+from mcp_safe_retry.core.jsonrpc import is_request_id, parse_request, quick_call
 
 
 @given(st.binary(max_size=400) | st.text(max_size=200).map(str.encode))
@@ -13,3 +16,62 @@ from mcp_safe_retry.core.jsonrpc import parse_request
 def test_request_parser_never_raises(body: bytes) -> None:
     facts = parse_request(body)
     assert facts is None or isinstance(facts.method, str)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":true,"method":"tools/call","params":{"name":"t"}}', id="bool-id"
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"t"}}', id="float-id"
+        ),
+        pytest.param(b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}', id="no-id"),
+        pytest.param(
+            b'{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}', id="version"
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}', id="method"
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}', id="params-null"
+        ),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}', id="name-number"
+        ),
+        pytest.param(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}', id="no-params"),
+        pytest.param(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"name":"t"}}',
+            id="duplicate-name",
+        ),
+    ],
+)
+def test_quick_call_leaves_all_but_a_plain_tool_call_to_the_full_reader(body: bytes) -> None:
+    assert quick_call(body) is None
+    full = parse_request(body)
+    expected = json.loads(body)
+    if full is not None:  # what the full reader makes of it stands
+        assert full.method == expected["method"] and full.id == expected.get("id")
+
+
+@pytest.mark.parametrize("request_id", [7, "7", 10**30, -1, ""])
+def test_quick_call_reads_a_plain_tool_call_s_id_and_tool(request_id: object) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "t"}}
+    ).encode()
+    facts = quick_call(body)
+    assert facts is not None and (facts.id, facts.tool) == (request_id, "t")
+    assert type(facts.id) is type(request_id)
+
+
+class _Id(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(1, True), ("a", True), (_Id("a"), True), (True, False), (1.0, False), (None, False)],
+)
+def test_is_request_id(value: object, expected: bool) -> None:
+    assert is_request_id(value) is expected

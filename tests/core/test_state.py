@@ -12,7 +12,7 @@ import pytest
 from mcp_safe_retry import Idempotency, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.call import Call, begin
-from mcp_safe_retry.core.commands import HAND_ON, Read, Send, Sleep, Stream
+from mcp_safe_retry.core.commands import HAND_ON, Command, Read, Send, Sleep, Stream, Unlock
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.state import ALLOWED, CallProtocolError, CallState, Event, awaiting
@@ -97,3 +97,29 @@ def test_the_table_names_every_event_and_the_end_allows_none() -> None:
     assert set(ALLOWED) == set(Event)
     assert all(CallState.ENDED not in states for states in ALLOWED.values())
     assert awaiting(HAND_ON) is CallState.ENDED
+
+
+@pytest.mark.parametrize(
+    ("command", "state"),
+    [
+        pytest.param(Send(None), CallState.SENT, id="send"),
+        pytest.param(Read(10), CallState.READING, id="read"),
+        pytest.param(Unlock(Read(10)), CallState.READING, id="unlock-then-read"),
+        pytest.param(Unlock(Sleep(1.0)), CallState.SLEEPING, id="unlock-then-sleep"),
+        pytest.param(Unlock(HAND_ON), CallState.ENDED, id="unlock-then-hand-on"),
+        pytest.param(Unlock(Unlock(Read(10))), CallState.ENDED, id="unlock-of-unlock"),
+        pytest.param(HAND_ON, CallState.ENDED, id="hand-on"),
+    ],
+)
+def test_the_state_a_command_leads_to(command: Command, state: CallState) -> None:
+    assert awaiting(command) is state
+
+
+def test_an_event_the_handler_raises_in_leaves_the_state_as_it_was() -> None:
+    call = _call()
+    call.start()
+    call.headed(Head(200, "application/json"))
+    call._reading = None  # what a driver that skipped headed() would leave
+    with pytest.raises(CallProtocolError, match="no head read"):
+        call.received(OK)
+    assert call._state is CallState.READING

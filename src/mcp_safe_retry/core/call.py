@@ -71,7 +71,6 @@ class Call:
     # What most calls never change, as class-level defaults: fewer stores per call.
     _reading: Head | None = None  # the head of the answer being read whole
     _state = CallState.NEW  # what the call awaits (core/state.py)
-    _busy = False
 
     def __init__(
         self,
@@ -280,13 +279,6 @@ class Call:
         """The call ended without a verdict: the caller closed the stream early, or an
         exception (a cancellation, an error of the inner transport's own) ended it."""
         self._state = CallState.ENDED
-        self._busy = True  # an attempt settled again here is not an event from outside
-        try:
-            self._abandon(exc)
-        finally:
-            self._busy = False
-
-    def _abandon(self, exc: BaseException | None) -> None:
         if self.settling.done:
             return
         if self.settling.planned:  # awaiting the budget: settle the attempt as abandoned

@@ -1,8 +1,9 @@
 """What a call's parts may read of the transport they run in: its clocks and randomness, its
-policy and limits, the source of fresh ids, the shared tables (sessions, the duplicate guard,
-the re-send detector, latencies, the history) and the budget and breaker as the call asks
-them. ``engine.Engine`` is the one implementation; the parts see only this, so nothing in the
-call machine imports the engine (the engine builds nothing of a call's: ``call.begin`` does).
+policy and limits (and the idempotency the policy gives a request), the source of fresh ids,
+the shared tables (sessions, the duplicate guard, the re-send detector, latencies, the
+history) and the budget and breaker as the call asks them. ``engine.Engine`` is the one
+implementation; the parts see only this, so nothing in the call machine imports the engine
+(the engine builds nothing of a call's: ``call.begin`` does).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .budget import Budget
 from .commands import Ask, Read
 from .guard import GuardTable
 from .hooks import Hook
+from .idempotency import Idempotency
 from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
@@ -62,6 +64,8 @@ class CallContext(Protocol):
     def fresh_id(self) -> str: ...
 
     def server_key(self, url: str) -> str: ...
+
+    def idempotency(self, method: str, tool: str | None) -> Idempotency: ...
 
     def listeners(self) -> tuple[Hook, ...]: ...
 

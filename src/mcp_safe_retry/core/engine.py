@@ -19,6 +19,7 @@ from .commands import Ask, Read
 from .context import Reopens
 from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
+from .idempotency import Idempotency
 from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
@@ -83,6 +84,8 @@ class Engine:
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
+        # (method, tool, read-only tools) -> idempotency: a transport sees few tools
+        self._idempotencies: dict[tuple[str, str | None, frozenset[str]], Idempotency] = {}
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
         # client that dies of one (mcp 1.x), never for one that recovers by itself (2.x).
@@ -129,6 +132,19 @@ class Engine:
                 self._keys.clear()
             key = self._keys[url] = server_key(url)
         return key
+
+    def idempotency(self, method: str, tool: str | None) -> Idempotency:
+        """How safe a request is to re-send under the policy, with the read-only tools seen so
+        far (``RetryPolicy.idempotency``), remembered: the policy never changes, and the
+        tools seen are part of what is remembered."""
+        read_only = self.observed.read_only_tools
+        key = (method, tool, read_only)
+        found = self._idempotencies.get(key)
+        if found is None:
+            if len(self._idempotencies) >= 1024:  # many tools, or their list changing: over
+                self._idempotencies.clear()
+            found = self._idempotencies[key] = self.policy.idempotency(method, tool, read_only)
+        return found
 
     def fresh_id(self) -> str:
         """A request id never used before (the spec forbids re-using one)."""

@@ -30,6 +30,6 @@ def streams(head: Head, facts: RequestFacts) -> bool:
     """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
     return (
         200 <= head.status < 300
-        and not facts.is_notification
+        and facts.id is not None  # not a notification
         and media_type(head.content_type)[0] == "text/event-stream"
     )

@@ -31,6 +31,7 @@ from .jsonrpc import Digest, RequestFacts, RequestId
 from .outcomes import Classification, Outcome, verdict
 from .policy import DuplicateGuard
 from .records import AttemptValues
+from .servers import ServerKey
 
 __all__ = [
     "DUPLICATE_HELD_KIND",
@@ -47,6 +48,7 @@ DUPLICATE_HELD_KIND = "duplicate_held"
 
 
 _SUCCESS = Outcome.TOOL_SUCCESS  # answered: with nothing remembered, nothing to forget
+_UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
 
 
 def call_delivery(attempts: Sequence[AttemptValues]) -> Delivery:
@@ -100,18 +102,20 @@ class GuardTable:
     def guards(self, facts: RequestFacts, idempotency: Idempotency) -> bool:
         """Whether this request is one the guard watches: a tool call of an UNSAFE tool."""
         return (
-            idempotency is Idempotency.UNSAFE
+            idempotency is _UNSAFE
             and facts.method == "tools/call"
             and facts.id is not None
-            and self.mode is not DuplicateGuard.OFF
+            and self.mode is not _OFF
         )
 
-    def look(self, server: str, digest: Digest, consent: bool, now: float) -> Duplicate | None:
+    def look(
+        self, server: str | ServerKey, digest: Digest, consent: bool, now: float
+    ) -> Duplicate | None:
         """The earlier call this one repeats, with what to do, or None (the common case:
-        nothing remembered, looked at without the lock or the digest)."""
+        nothing remembered, looked at without the lock, the server key or the digest)."""
         if not self._calls:
             return None
-        key = (server, str(digest))
+        key = (str(server), str(digest))
         with self._lock:
             self._expire(now)
             entry = self._calls.get(key)
@@ -125,7 +129,7 @@ class GuardTable:
 
     def settled(
         self,
-        server: str,
+        server: str | ServerKey,
         digest: Digest,
         attempts: Sequence[AttemptValues],
         final: Classification,
@@ -136,13 +140,14 @@ class GuardTable:
         now: float,
     ) -> None:
         """A watched call ended: remember it if it may have run, forget the earlier one if
-        it was answered; a call never sent (held, refused) changes nothing."""
+        it was answered; a call never sent (held, refused) changes nothing (the server key
+        and the digest are worked out only when something is remembered or forgotten)."""
         if final.outcome is _SUCCESS and not self._calls:  # the common case: nothing to do
             return
         delivery = call_delivery(attempts)
         if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not self._calls):
             return
-        key = (server, str(digest))
+        key = (str(server), str(digest))
         with self._lock:
             if delivery is Delivery.ANSWERED:
                 self._calls.pop(key, None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 _orjson_loads: Callable[[bytes], Any] | None
 try:  # optional: the same results, faster (see loads)
@@ -22,20 +22,20 @@ try:  # optional: reads a tools/call without building its arguments (see quick_c
 except ImportError:  # pragma: no cover - depends on the environment
     _decode_call = None
     _SHAPE_ERRORS: tuple[type[Exception], ...] = ()
-    _UNSET: Any = object()
 else:
-    _UNSET = msgspec.UNSET
     _SHAPE_ERRORS = (msgspec.DecodeError, RecursionError)  # ValidationError is a DecodeError
 
+    # A tools/call as quick_call takes it, checked by msgspec as it reads (in C): anything
+    # else fails to decode, and parse_request reads it whole.
     class _CallParams(msgspec.Struct):
-        name: Any = msgspec.UNSET
+        name: str
         arguments: msgspec.Raw = msgspec.Raw()  # skipped, not built
 
     class _Call(msgspec.Struct):
-        jsonrpc: Any = msgspec.UNSET
-        id: Any = msgspec.UNSET
-        method: Any = msgspec.UNSET
-        params: _CallParams | msgspec.UnsetType = msgspec.UNSET
+        jsonrpc: Literal["2.0"]
+        id: int | str  # neither a bool nor a float: a request id (see is_request_id)
+        method: Literal["tools/call"]
+        params: _CallParams
 
     _decode_call = msgspec.json.Decoder(_Call).decode
 
@@ -146,7 +146,12 @@ def dumps(value: JSON) -> bytes:
 
 def is_request_id(value: object) -> bool:
     """JSON-RPC ids we track: strings and integers (``true`` is not ``1``)."""
+    if type(value) in _ID_TYPES:  # what a JSON reader gives: a type looked up, in C
+        return True
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+_ID_TYPES = frozenset({str, int})
 
 
 def same_id(a: object, b: object) -> bool:
@@ -287,20 +292,12 @@ def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
 def quick_call(body: bytes) -> RequestFacts | None:
     """A plain ``tools/call`` read without building its arguments (the digest reads them
     if it is ever asked for); None for anything else, which ``parse_request`` then reads
-    whole."""
+    whole. The shape is checked as msgspec reads it: a ``"2.0"`` request of ``tools/call``
+    under an integer or string id, with ``params`` an object naming the tool by a string."""
     call = read_shape(_decode_call, body)
     if call is None:
         return None
-    params = call.params
-    if (
-        call.jsonrpc != "2.0"
-        or call.method != "tools/call"
-        or params is _UNSET
-        or not isinstance(params.name, str)
-        or not is_request_id(call.id)
-    ):
-        return None
-    return RequestFacts("tools/call", call.id, params.name, Digest(body), body)
+    return RequestFacts("tools/call", call.id, call.params.name, Digest(body), body)
 
 
 def _digest(source: bytes, message: dict[str, JSON] | None) -> str:

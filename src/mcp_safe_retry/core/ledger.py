@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .duplicate import Duplicate
     from .events import Head
+    from .servers import ServerKey
 
 __all__ = [
     "Books",
@@ -74,7 +75,7 @@ class Books:
         client: str | None,
         protocol_version: str | None,
         session: str | None,
-        guarded: str | None,
+        guarded: ServerKey | None,
         duplicate: Duplicate | None,
     ) -> None:
         self._context = context

@@ -8,7 +8,7 @@ transport's state, and starts the call's books and its ``outgoing.Outgoing`` wit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .commands import Ask
 from .extensions import IDEMPOTENCY_EXTENSION
@@ -19,6 +19,7 @@ from .observed import GiveUp, client_info
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
 from .records import RetryOrigin
+from .servers import ServerKey
 from .session import SESSION_HEADER
 
 if TYPE_CHECKING:
@@ -27,14 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["Opened", "opened"]
 
 
-class Opened(NamedTuple):
-    """A new call, as ``opened`` found it."""
-
-    idempotency: Idempotency
-    admit: Ask | None  # with a breaker: what asks it before a send
-    gives_up: GiveUp | None  # a caller's cancellation of a hedged call: what gives up its race
-    outgoing: Outgoing
-    books: Books
+Opened: TypeAlias = tuple[Idempotency, Ask | None, GiveUp | None, Outgoing, Books]
+"""A new call, as ``opened`` found it: its idempotency; with a breaker, what asks it before a
+send; for a caller's cancellation of a hedged call, what gives up its race; the request on
+the wire; the books. (A plain tuple: one is made per call, and its builder is C.)"""
 
 
 def opened(
@@ -44,35 +41,43 @@ def opened(
     extensions: Mapping[str, Any],
     url: object = None,
 ) -> Opened:
-    """What the call for ``facts``, POSTed to ``url`` with ``headers``, is."""
-    breaker = context.breaker
-    admit = None
-    if breaker is not None and facts.id is not None:
-        admit = Ask(breaker, context.server_key(str(url)))
+    """What the call for ``facts``, POSTed to ``url`` with ``headers``, is.
+
+    Each fact is read only as far as a decision needs it: the server's key when a breaker
+    asks before each send, or (worked out when first read: ``servers.ServerKey``) when the
+    duplicate guard watches the call; the caller's consent only when the guard remembers a
+    call this one may repeat. The re-send detector sees every request.
+    """
     session = headers.get(SESSION_HEADER)
-    observed = context.observed
-    idempotency = (
-        Idempotency.UNSAFE
-        if facts.id is None
-        else _declared(extensions)
-        or context.policy.idempotency(facts.method, facts.tool, observed.read_only_tools)
-    )
     now = context.clock()
-    content = gives_up = None
-    if facts.method == "notifications/cancelled":
-        content = observed.remap_cancellation(facts, session)
-        gives_up = observed.race_cancelled(facts, session)
+    observed = context.observed
     origin = marked_origin(extensions)
-    if origin is None:
-        is_resend = facts.id is not None and context.detector.is_resend(facts.identity, now)
-        origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
-    guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-    guarded = duplicate = None
-    if guard.guards(facts, idempotency):
-        guarded = context.server_key(str(url))
-        duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
-        if duplicate is not None and origin is RetryOrigin.NONE:
-            origin = RetryOrigin.APPLICATION  # it repeats a call sent before
+    admit = content = gives_up = guarded = duplicate = None
+    if facts.id is None:  # a notification: never re-sent, guarded or asked about
+        idempotency = Idempotency.UNSAFE
+        if facts.method == "notifications/cancelled":
+            content = observed.remap_cancellation(facts, session)
+            gives_up = observed.race_cancelled(facts, session)
+        if origin is None:
+            origin = RetryOrigin.NONE
+    else:
+        declared = extensions.get(IDEMPOTENCY_EXTENSION)
+        idempotency = (declared is not None and _declared(declared)) or context.idempotency(
+            facts.method, facts.tool
+        )
+        breaker = context.breaker
+        if breaker is not None:
+            admit = Ask(breaker, context.server_key(str(url)))
+        if origin is None:
+            is_resend = context.detector.is_resend(facts.identity, now)
+            origin = RetryOrigin.APPLICATION if is_resend else RetryOrigin.NONE
+        guard = context.guard  # the duplicate guard (core/guard.py): UNSAFE tool calls only
+        if guard.guards(facts, idempotency):
+            guarded = ServerKey(url, context.server_key)
+            if len(guard):  # it remembers a call that may have run: is this one a repeat?
+                duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
+                if duplicate is not None and origin is RetryOrigin.NONE:
+                    origin = RetryOrigin.APPLICATION  # it repeats a call sent before
     books = Books(
         context,
         facts,
@@ -86,14 +91,11 @@ def opened(
         duplicate=duplicate,
     )
     outgoing = Outgoing(facts.id, now, session, origin, content)
-    return Opened(idempotency, admit, gives_up, outgoing, books)
+    return idempotency, admit, gives_up, outgoing, books
 
 
-def _declared(extensions: Mapping[str, Any]) -> Idempotency | None:
-    """The idempotency one request declares for itself, if it does (and validly)."""
-    value = extensions.get(IDEMPOTENCY_EXTENSION)
-    if value is None:
-        return None
+def _declared(value: Any) -> Idempotency | None:
+    """The idempotency a request declares for itself (its extension's ``value``), if valid."""
     try:
         return Idempotency(value)
     except ValueError:

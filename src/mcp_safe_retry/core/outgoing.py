@@ -21,22 +21,17 @@ __all__ = ["Outgoing"]
 class Outgoing:
     """The request as it goes (or went) out: one per call, changed as the call moves on."""
 
-    __slots__ = (
-        "content",
-        "delay",
-        "edits",
-        "head",
-        "in_flight",
-        "kind",
-        "origin",
-        "reissued",
-        "renewal",
-        "resume_id",
-        "resuming",
-        "sent_at",
-        "session",
-        "wire_id",
-    )
+    # What most calls never change, as class-level defaults: fewer stores per call (one is
+    # built per call, so no __slots__, which would forbid the defaults).
+    edits: HeaderEdits = ()  # header changes every later send carries
+    kind = AttemptKind.POST  # what kind of attempt it is
+    delay = 0.0  # the backoff waited before it
+    in_flight = False  # sent, its attempt not recorded yet
+    head: Head | None = None  # the head of its SSE answer, while that flows
+    resuming = False  # the client's own GET resuming a broken stream
+    resume_id: str | None = None  # the Last-Event-ID it went out with
+    reissued = False  # re-issued from inside an SSE answer already handed on
+    renewal: Renewal | None = None  # the session's renewal, while its steps go out
 
     def __init__(
         self,
@@ -51,15 +46,6 @@ class Outgoing:
         self.session = session  # the Mcp-Session-Id it went out with
         self.origin = origin  # who sent it
         self.content = content  # the body to send instead of the caller's (None: as it came)
-        self.edits: HeaderEdits = ()  # header changes every later send carries
-        self.kind = AttemptKind.POST  # what kind of attempt it is
-        self.delay = 0.0  # the backoff waited before it
-        self.in_flight = False  # sent, its attempt not recorded yet
-        self.head: Head | None = None  # the head of its SSE answer, while that flows
-        self.resuming = False  # the client's own GET resuming a broken stream
-        self.resume_id: str | None = None  # the Last-Event-ID it went out with
-        self.reissued = False  # re-issued from inside an SSE answer already handed on
-        self.renewal: Renewal | None = None  # the session's renewal, while its steps go out
 
     def reopened(self, last_event_id: str, now: float) -> None:
         """The client's GET with ``last_event_id`` resumes the call's broken stream."""

@@ -80,13 +80,14 @@ ALLOWED: dict[Event, frozenset[CallState]] = {
 }
 """The states each event may come in (``stream_closed``, ``abandoned``: in any)."""
 
-_AWAITING: dict[type, CallState] = {
+_AWAITING: dict[type, CallState | None] = {
     Send: _S.SENT,
     Read: _S.READING,
     Stream: _S.STREAMING,
     Sleep: _S.SLEEPING,
     Ask: _S.ASKING,
     Lock: _S.LOCKING,
+    Unlock: None,  # carries on: the state is that of the command it holds (``then``)
 }
 
 
@@ -94,7 +95,8 @@ def awaiting(command: Command) -> CallState:
     """The state a call is in once it returned ``command`` (an ``Unlock`` carries on)."""
     if type(command) is Unlock:
         command = command.then
-    return _AWAITING.get(type(command), _S.ENDED)
+    state = _AWAITING.get(type(command), _S.ENDED)
+    return _S.ENDED if state is None else state  # an Unlock of an Unlock: none is made
 
 
 def expect(value: T | None, what: str) -> T:
@@ -106,31 +108,31 @@ def expect(value: T | None, what: str) -> T:
 
 class _Stateful(Protocol):
     _state: CallState
-    _busy: bool  # inside an event: events it feeds itself are not checked again
 
 
 S = TypeVar("S", bound=_Stateful)
 _Method = Callable[Concatenate[S, P], Command]
+_ENDED = _S.ENDED
 
 
 def event(kind: Event) -> Callable[[_Method[S, P]], _Method[S, P]]:
     """Make a method the handler of event ``kind``: checked against ``ALLOWED`` on the way
-    in, the state set from the command it returns on the way out."""
-    allowed = ALLOWED[kind]
+    in, the state set from the command it returns on the way out (``awaiting``).
+
+    Run on every event, so written for it: the states allowed are a tuple (compared by
+    identity, where a frozenset of enum members hashes each one in Python), and the state
+    the command leads to is looked up here, ``awaiting`` called only for an ``Unlock``.
+    """
+    allowed = tuple(ALLOWED[kind])
 
     def wrap(method: _Method[S, P]) -> _Method[S, P]:
         @functools.wraps(method)
         def handle(self: S, /, *args: P.args, **kwargs: P.kwargs) -> Command:
-            if self._busy:  # an event the call feeds itself (an inline breaker's answer)
-                return method(self, *args, **kwargs)
             if self._state not in allowed:
                 raise CallProtocolError(f"{kind.value} while {self._state.value}")
-            self._busy = True
-            try:
-                command = method(self, *args, **kwargs)
-            finally:
-                self._busy = False
-            self._state = awaiting(command)
+            command = method(self, *args, **kwargs)
+            # None for an Unlock; a CallState (a plain Enum member) is true.
+            self._state = _AWAITING.get(type(command), _ENDED) or awaiting(command)
             return command
 
         return handle

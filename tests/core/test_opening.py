@@ -1,0 +1,112 @@
+"""What a new call is before its first send (core/opening.py), read only as far as the
+decisions need: the server's key and the caller's consent only once the duplicate guard has
+something to look up or remember, the re-send detector on every request."""
+
+from __future__ import annotations
+
+from mcp_safe_retry import Idempotency, RetryPolicy, allow_duplicate
+from mcp_safe_retry.core.attempt_kinds import ErrorKind
+from mcp_safe_retry.core.call import Call
+from mcp_safe_retry.core.call import begin as begin_call
+from mcp_safe_retry.core.commands import Refuse, Send
+from mcp_safe_retry.core.engine import Engine
+from mcp_safe_retry.core.extensions import IDEMPOTENCY_EXTENSION
+from mcp_safe_retry.core.outcomes import Outcome
+from mcp_safe_retry.core.records import RetryOrigin
+from mcp_safe_retry.core.servers import ServerKey, server_key
+from tests.core.drive import JSON, URL, answer, engine, request
+
+
+class CountedUrl:
+    """A request URL that counts how often it is written out (as ``str(request.url)``)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.written = 0
+
+    def __str__(self) -> str:
+        self.written += 1
+        return self.url
+
+
+def _begin(e: Engine, url: object, tool: str = "charge", request_id: int = 7) -> Call:
+    call = begin_call(e, request(tool, request_id), {}, {}, url)
+    assert call is not None
+    return call
+
+
+def test_an_answered_guarded_call_never_writes_its_url_out() -> None:
+    e, url = engine(), CountedUrl(URL)
+    call = _begin(e, url)
+    assert call.start() == Send(None)
+    call.headed(JSON)
+    call.received(answer(7))
+    assert url.written == 0 and len(e.guard) == 0
+
+
+def test_a_call_that_may_have_run_is_remembered_under_its_server_s_key() -> None:
+    e, url = engine(), CountedUrl("HTTP://127.0.0.1:80/mcp?x=1")
+    first = _begin(e, url)
+    first.start()
+    first.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")
+    assert url.written == 1 and len(e.guard) == 1
+    # The same call to the same server, however its URL is written, is held.
+    again = _begin(e, "http://127.0.0.1/mcp", request_id=8)
+    command = again.start()
+    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_HELD
+    assert again.ref.current.attempts[0].retry_origin is RetryOrigin.APPLICATION
+    # Another server's is not.
+    assert _begin(e, "http://127.0.0.1/other", request_id=9).start() == Send(None)
+
+
+def test_the_consent_is_read_when_the_guard_finds_a_repeat() -> None:
+    e = engine()
+    first = _begin(e, URL)
+    first.start()
+    first.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")
+    with allow_duplicate():
+        again = _begin(e, URL, request_id=8)
+    assert again.start() == Send(None)
+    assert again.books.duplicate is not None
+
+
+def test_the_resend_detector_sees_every_request() -> None:
+    e = engine()
+    first = _begin(e, URL, tool="lookup")  # READ: not guarded
+    first.start()
+    first.failed(ConnectionResetError("reset"), ErrorKind.CONNECT, "refused")
+    first.slept()
+    first.failed(ConnectionResetError("reset"), ErrorKind.CONNECT, "refused")
+    first.slept()
+    first.failed(ConnectionResetError("reset"), ErrorKind.CONNECT, "refused")
+    assert first.done
+    again = _begin(e, URL, tool="lookup", request_id=8)
+    assert again.outgoing.origin is RetryOrigin.APPLICATION
+
+
+def test_a_declared_idempotency_wins_and_an_invalid_one_is_ignored() -> None:
+    e = engine()
+    for declared, expected in [("read", Idempotency.READ), ("bogus", Idempotency.UNSAFE)]:
+        extensions = {IDEMPOTENCY_EXTENSION: declared}
+        call = begin_call(e, request("charge"), {}, extensions, URL)
+        assert call is not None and call.idempotency is expected
+
+
+def test_the_idempotency_remembered_follows_the_read_only_tools_seen() -> None:
+    e = engine(policy=RetryPolicy(trust_annotations=True, tools={"pay*": "unsafe"}))
+    assert e.idempotency("tools/call", "search") is Idempotency.UNSAFE
+    e.observed.read_only_tools = frozenset({"search", "payments"})
+    assert e.idempotency("tools/call", "search") is Idempotency.READ
+    assert e.idempotency("tools/call", "payments") is Idempotency.UNSAFE  # the policy first
+    assert e.idempotency("tools/list", None) is Idempotency.READ
+    for n in range(1100):
+        assert e.idempotency("tools/call", f"t{n}") is Idempotency.UNSAFE
+    assert len(e._idempotencies) <= 1024
+
+
+def test_a_server_key_is_worked_out_once_when_read() -> None:
+    url = CountedUrl("https://Example.com:443/mcp?x=1")
+    key = ServerKey(url, server_key)
+    assert url.written == 0
+    assert str(key) == "https://example.com/mcp" == str(key)
+    assert url.written == 1 and repr(key) == "ServerKey('https://example.com/mcp')"
