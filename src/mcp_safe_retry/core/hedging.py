@@ -1,6 +1,6 @@
 """Hedged reads carried out for one call, sans I/O: the race of its copies, driven for a shell.
 
-``core/hedge_rules.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
+``core/hedge_race.py`` holds the rules (``Race``); ``Hedging`` applies them to a ``Call``. It says
 when a hedge is due, asks the retry budget and the circuit breaker before each one (as
 before a retry: itself when they are this process's own, else through the shell with
 ``Ask``), lets the breaker hold back the first copy as any call's first POST,
