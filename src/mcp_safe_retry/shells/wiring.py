@@ -1,5 +1,6 @@
 """How a shell is wired to its HTTP library, pure and shared by every flavour (httpx and
-httpx2, sync and async): the headers a shell reads in one pass, the checks that refuse an
+httpx2, sync and async): the headers a shell reads in one pass (a response's head, as the
+call reads it) and those it edits, the checks that refuse an
 inner transport, a client or a setting of the wrong library or mode with a message naming
 the class to use, ``mcp_client``'s keyword options sorted by whom they are for, and whether
 a shell can hedge."""
@@ -11,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
 from typing import Any, NoReturn
 
+from ..core.commands import HeaderEdits
+from ..core.events import Head
 from ..core.headers import media_type
 from ..core.policy import RetryPolicy
 
@@ -18,6 +21,8 @@ __all__ = [
     "EntryGuard",
     "check_inner",
     "check_settings",
+    "edited",
+    "head_of",
     "header_values",
     "is_jsonrpc_post",
     "split_options",
@@ -92,6 +97,27 @@ def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
 def strip_headers(raw: Iterable[tuple[bytes, bytes]], *names: bytes) -> list[tuple[bytes, bytes]]:
     """Raw header pairs without the named ones (names in lower case)."""
     return [(k, val) for k, val in raw if k.lower() not in names]
+
+
+def edited(raw: list[tuple[bytes, bytes]], edits: HeaderEdits) -> list[tuple[bytes, bytes]]:
+    """Header pairs for another body (its length is its own), changed as ``edits`` say."""
+    names = [name.encode() for name, _ in edits]
+    headers = strip_headers(raw, b"content-length", b"transfer-encoding", *names)
+    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
+    return headers
+
+
+def head_of(response: Any) -> Head:
+    """The parts of an httpx or httpx2 response's head the call reads."""
+    headers = header_values(response.headers, RESPONSE_HEADERS)
+    return Head(
+        response.status_code,
+        headers.get("content-type"),
+        headers.get("retry-after"),
+        headers.get("mcp-session-id"),
+        "content-encoding" in headers,
+        "content-length" in headers,
+    )
 
 
 # -- mixing up the two HTTP libraries, or sync and async ---------------------------------
