@@ -29,11 +29,11 @@ UNASYNC: Sequence[Rule] = (
     ("from ..race_httpx_async import race\n", "from ..wiring import no_race as race\n"),
     ("import anyio  # the session lock, and a shielded close\n", "import threading\n"),
     (  # a response closed in a cancelled task: a sync shell is never cancelled
-        ", shielded from a cancellation.\"\"\"\n    if response is not None:\n"
+        ', shielded from a cancellation."""\n    if response is not None:\n'
         "        with anyio.CancelScope(shield=True):\n            await response.aclose()\n",
-        ".\"\"\"\n    if response is not None:\n        response.close()\n",
+        '."""\n    if response is not None:\n        response.close()\n',
     ),
-    ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
+    ("import anyio\n", "import time\n"),  # anyio.sleep: time.sleep
     ("Awaitable[None]", "None"),
     ("Awaitable, ", ""),
     ("AsyncRetryTransport", "RetryTransport"),

@@ -10,8 +10,8 @@ from mcp_safe_retry import CircuitBreaker, Idempotency, RetryBudget
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
-    Ask,
     Answer,
+    Ask,
     Break,
     Raise,
     Read,

@@ -10,12 +10,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from ..core.commands import HeaderEdits
 from ..core.events import Head
 from ..core.headers import media_type
 from ..core.policy import RetryPolicy
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 __all__ = [
     "EntryGuard",
@@ -25,6 +28,7 @@ __all__ = [
     "head_of",
     "header_values",
     "is_jsonrpc_post",
+    "routes",
     "split_options",
     "strip_headers",
     "wrong_client",
@@ -313,6 +317,26 @@ def split_options(
         else:
             sorted_options[2][name] = value
     return sorted_options
+
+
+def routes(
+    proxies: Mapping[str, str | None],
+    mounts: Mapping[str, T | None],
+    over: Callable[[T], R],
+    proxied: Callable[[str], T],
+) -> dict[str, R | None]:
+    """The routes ``mcp_client``'s client takes by itself, each with the retry layer above
+    it (``over``): the environment's ``proxies`` (URL pattern -> proxy URL, each reached
+    through the transport ``proxied`` makes for it), then the ``mounts`` given (URL pattern ->
+    inner transport). None: the pattern has no route of its own (no proxy)."""
+    table = {
+        pattern: None if proxy is None else over(proxied(proxy))
+        for pattern, proxy in proxies.items()
+    }
+    table.update(
+        {pattern: None if inner is None else over(inner) for pattern, inner in mounts.items()}
+    )
+    return table
 
 
 def no_race(*_: object, **__: object) -> NoReturn:

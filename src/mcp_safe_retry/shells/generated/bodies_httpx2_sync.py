@@ -37,7 +37,7 @@ from ...instrumentation.hooks import publish
 from ..wiring import edited, head_of, strip_headers
 from .errors_httpx2 import describe_error, failure, too_large
 
-__all__ = ["Ended", "Executor", "answered", "close", "made", "streaming", "with_body"]
+__all__ = ["Ended", "Executor", "answered", "close", "made", "with_body"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
@@ -53,7 +53,7 @@ class Ended(NamedTuple):
     body: bytes | None = None
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Executor:
     """The one loop that carries out commands, shared by the transport, its SSE answers and
     its races: it sends and reads, waits, asks the gate and takes the session lock. It
@@ -78,10 +78,9 @@ class Executor:
         gate: Gate | None = None,
         stop: tuple[type, ...] = (),
     ) -> Ended:
-        """Carry out the commands from ``ended``'s until one it does not carry out, or one of
-        ``stop`` that follows a command carried out; ``gate`` hears what the commands met
-        (default: the call). A response it does not hand back is closed, on a cancellation
-        too."""
+        """Carry out ``ended``'s command and those that follow, until one it does not carry
+        out, or one of ``stop`` after the first; ``gate`` hears what each met (default: the
+        call). A response it does not hand back is closed, on a cancellation too."""
         command, response, head, body = ended
         gate = call if gate is None else gate
         locked = False
@@ -144,35 +143,33 @@ class Executor:
             if locked:  # the call ended (an error, a cancellation) holding the lock
                 self.session_lock.release()
 
+    def streaming(
+        self,
+        call: Call,
+        request: httpx.Request,
+        response: httpx.Response,
+        head: Head,
+        tracker: StreamTracker,
+    ) -> httpx.Response:
+        """The SSE answer handed on (``Stream``), its body passed through ``tracker``; this
+        executor runs the re-issue when the call asks for one."""
+        body = _Body(response, head)
+        stream = _TrackedStream(self, call, request, body, tracker)
+        # From the head read already: a lookup in response.headers would make httpx work
+        # out the headers' encoding first, a cost on every SSE answer.
+        if not body.raw or head.sized:
+            # Decoded, or of a length the events handed on may not keep (an id restored,
+            # a duplicate dropped): a response of ours, without the length.
+            return _rebuilt(call, request, response, stream=stream)
+        response.stream = stream  # the server's response, handed on with its body tracked
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
+
 
 def close(response: httpx.Response | None) -> None:
     """Close a response that is not handed on."""
     if response is not None:
         response.close()
-
-
-def streaming(
-    call: Call,
-    request: httpx.Request,
-    response: httpx.Response,
-    head: Head,
-    tracker: StreamTracker,
-    *,
-    executor: Executor,
-) -> httpx.Response:
-    """The SSE answer handed on, its body passed through ``tracker``; ``executor`` runs the
-    re-issue when the call asks for one."""
-    body = _Body(response, head)
-    stream = _TrackedStream(executor, call, request, body, tracker)
-    # From the head read already: a lookup in response.headers would make httpx work out
-    # the headers' encoding first, a cost on every SSE answer.
-    if not body.raw or head.sized:
-        # Decoded, or of a length the events handed on may not keep (an id restored,
-        # a duplicate dropped): a response of ours, without the length.
-        return _rebuilt(call, request, response, stream=stream)
-    response.stream = stream  # the server's response, handed on with its body tracked
-    response.extensions[RECORD_EXTENSION] = call.ref
-    return response
 
 
 class _Body:
@@ -214,7 +211,7 @@ class _Body:
             self._response.close()
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _TrackedStream(httpx.SyncByteStream):
     """An SSE body handed on as its tracker passes it; when it ends, the call says what
     follows: its end, a contained failure, an error, or a re-issue spliced into it."""

@@ -18,12 +18,13 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
+import attrs
 import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import begin
-from ...core.commands import Answer, Stream
+from ...core.commands import HAND_ON, Answer, Stream
 from ...core.engine import Engine
 from ...core.hedging import hedged
 from ...core.policy import RetryPolicy
@@ -39,10 +40,11 @@ from ..wiring import (
     header_values,
     hedges,
     is_jsonrpc_post,
+    routes,
     split_options,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, Executor, answered, close, made, streaming
+from .bodies_httpx2_async import Ended, Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx2_async import race
 
@@ -136,8 +138,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         """
         check_inner(transport, self)
         twin = copy.copy(self)
-        executor = self._executor
-        twin._executor = Executor(transport, executor.sleep, executor.session_lock)
+        twin._executor = attrs.evolve(self._executor, inner=transport)
         return twin
 
     @property
@@ -171,7 +172,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         headers = header_values(request.headers, REQUEST_HEADERS)
         for name, value in self.engine.caller_edits(headers):  # a session renewed, say
             headers[name] = request.headers[name] = value
-        executor = self._executor
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = begin(
@@ -185,30 +185,34 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return await executor.inner.handle_async_request(request)
+                return await self._executor.inner.handle_async_request(request)
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
-            ended = await executor.inner.handle_async_request(request)
+            ended = await self._executor.inner.handle_async_request(request)
             self.engine.sessions.end_answered(session, ended.status_code)
             return ended
         try:
-            start = (
-                Ended(call.start()) if hedging is None else await race(request, hedging, executor)
-            )
-            command, response, head, body = await executor.run(call, request, start)
+            if hedging is None:
+                start = Ended(call.start())
+            else:
+                start = await race(request, hedging, self._executor)
+            command, response, head, body = await self._executor.run(call, request, start)
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
             publish(call.owed())
-        if type(command) is Answer and command.status is None:  # the server's response
+        if command is HAND_ON:  # the server's answer as read: most calls end so
             assert response is not None
-            return answered(call, request, response, body if command.body is None else command.body)
+            return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return streaming(call, request, response, head, command.tracker, executor=executor)
-        await close(response)  # an answer read but not handed on (replaced, or held back)
+            return self._executor.streaming(call, request, response, head, command.tracker)
+        if type(command) is Answer and command.status is None:  # the server's, body replaced
+            assert response is not None
+            return answered(call, request, response, body if command.body is None else command.body)
+        await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
             return made(call, request, command)
         raise failure(call, request, command)
@@ -288,19 +292,13 @@ def mcp_client(
     retry = AsyncRetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
-    # The routes the client would take by itself, each with the retry layer above it.
-    routes = {
-        pattern: None
-        if proxy is None
-        else retry.over(httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options))
-        for pattern, proxy in proxies.items()
-    }
-    routes.update(
-        {pattern: None if inner is None else retry.over(inner) for pattern, inner in mounts.items()}
-    )
+
+    def proxied(proxy: str) -> httpx.AsyncBaseTransport:
+        return httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options)
+
     return httpx.AsyncClient(
         transport=retry,
-        mounts=routes,
+        mounts=routes(proxies, mounts, retry.over, proxied),
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import copy
 import secrets
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
+import attrs
 import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import begin
-from ...core.commands import Answer, Stream
+from ...core.commands import HAND_ON, Answer, Stream
 from ...core.engine import Engine
 from ...core.hedging import hedged
 from ...core.policy import RetryPolicy
@@ -39,11 +39,12 @@ from ..wiring import (
     header_values,
     hedges,
     is_jsonrpc_post,
+    routes,
     split_options,
     wrong_client,
 )
 from ..wiring import no_race as race
-from .bodies_httpx2_sync import Ended, Executor, answered, close, made, streaming
+from .bodies_httpx2_sync import Ended, Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 
 __all__ = ["RetryTransport", "mcp_client"]
@@ -136,8 +137,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         """
         check_inner(transport, self)
         twin = copy.copy(self)
-        executor = self._executor
-        twin._executor = Executor(transport, executor.sleep, executor.session_lock)
+        twin._executor = attrs.evolve(self._executor, inner=transport)
         return twin
 
     @property
@@ -171,7 +171,6 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         headers = header_values(request.headers, REQUEST_HEADERS)
         for name, value in self.engine.caller_edits(headers):  # a session renewed, say
             headers[name] = request.headers[name] = value
-        executor = self._executor
         call = hedging = None
         if is_jsonrpc_post(request.method, headers.get("content-type")):
             call = begin(self.engine, request.read(), headers, request.extensions, request.url)
@@ -183,28 +182,34 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return executor.inner.handle_request(request)
+                return self._executor.inner.handle_request(request)
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
-            ended = executor.inner.handle_request(request)
+            ended = self._executor.inner.handle_request(request)
             self.engine.sessions.end_answered(session, ended.status_code)
             return ended
         try:
-            start = Ended(call.start()) if hedging is None else race(request, hedging, executor)
-            command, response, head, body = executor.run(call, request, start)
+            if hedging is None:
+                start = Ended(call.start())
+            else:
+                start = race(request, hedging, self._executor)
+            command, response, head, body = self._executor.run(call, request, start)
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
             publish(call.owed())
-        if type(command) is Answer and command.status is None:  # the server's response
+        if command is HAND_ON:  # the server's answer as read: most calls end so
             assert response is not None
-            return answered(call, request, response, body if command.body is None else command.body)
+            return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return streaming(call, request, response, head, command.tracker, executor=executor)
-        close(response)  # an answer read but not handed on (replaced, or held back)
+            return self._executor.streaming(call, request, response, head, command.tracker)
+        if type(command) is Answer and command.status is None:  # the server's, body replaced
+            assert response is not None
+            return answered(call, request, response, body if command.body is None else command.body)
+        close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
             return made(call, request, command)
         raise failure(call, request, command)
@@ -284,19 +289,13 @@ def mcp_client(
     retry = RetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
-    # The routes the client would take by itself, each with the retry layer above it.
-    routes = {
-        pattern: None
-        if proxy is None
-        else retry.over(httpx.HTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options))
-        for pattern, proxy in proxies.items()
-    }
-    routes.update(
-        {pattern: None if inner is None else retry.over(inner) for pattern, inner in mounts.items()}
-    )
+
+    def proxied(proxy: str) -> httpx.BaseTransport:
+        return httpx.HTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options)
+
     return httpx.Client(
         transport=retry,
-        mounts=routes,
+        mounts=routes(proxies, mounts, retry.over, proxied),
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
