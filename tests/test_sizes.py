@@ -25,7 +25,7 @@ _KNOWN_MODULES = {
 _KNOWN_CLASSES = {"mcp_safe_retry/shared/breaker.py:RedisCircuitBreaker": 307}
 # The hand-written async shell, its bodies and its race together (issue 21's target: < 846).
 _SHELL_FILES = ("httpx_async.py", "bodies_httpx_async.py", "race_httpx_async.py")
-_SHELL_LINES = 840  # 931 after one executor; its gates for a race's copies, one Answer (-90)
+_SHELL_LINES = 841  # 931 after one executor; its gates for a race's copies, one Answer (-90)
 
 
 def _hand_written() -> list[Path]:

@@ -29,7 +29,6 @@ def test_every_command_named_by_the_module_is_a_call_s_or_the_race_s() -> None:
     assert named - kinds == {
         Command,
         commands.Next,
-        commands.Gate,
         commands.HeaderEdits,
         commands.CANCEL_EDITS,
         commands.CANCEL_TIME_LIMIT,

@@ -8,14 +8,15 @@ gets back one of these. While a call is exchanging it answers with ``Send``, ``S
 
 A shell dispatches on the command's type and knows nothing of why it was given: a new
 capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
-each shell learns to carry out once, in ``shells/httpx_async.py``.
+the shells learn to carry out once, in their one executor (``shells/bodies_httpx_async.py``),
+which tells a gate (``gates.Gate``: the call, or a copy of its race) what each command met.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
-from .attempt_kinds import AttemptKind, ErrorKind
+from .attempt_kinds import AttemptKind
 from .jsonrpc import RequestId
 from .outcomes import Outcome
 from .stream import StreamTracker
@@ -23,7 +24,6 @@ from .stream import StreamTracker
 if TYPE_CHECKING:
     from .breaker import Breaker
     from .budget import Budget
-    from .events import Head
 
 __all__ = [
     "CANCEL_EDITS",
@@ -32,7 +32,6 @@ __all__ = [
     "Ask",
     "Break",
     "Command",
-    "Gate",
     "HeaderEdits",
     "Launch",
     "Lock",
@@ -210,18 +209,3 @@ method or a tool (its body's length is its own)."""
 Next = Command | Launch | None
 """What a shell's executor carries out next: a call's command, or a race's (a copy to
 ``Launch``; None: wait for the other copies)."""
-
-
-class Gate(Protocol):
-    """Who hears what the shell's executor met carrying out a command, and answers the next:
-    the call (``Call``), or one copy of a hedged call's race (``hedging.CopyGate``)."""
-
-    def headed(self, head: Head) -> Next: ...
-
-    def received(self, body: bytes) -> Next: ...
-
-    def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Next: ...
-
-    def slept(self) -> Next: ...
-
-    def answered(self, allowed: bool) -> Next: ...

@@ -8,9 +8,9 @@ classifies each copy's answer, counts every copy that met its own answer with th
 the breaker (``core/tally.py``), records every copy as an attempt of the call (numbered as
 sent, with its fate), and settles the call through the copy whose answer is the call's. A
 shell runs each copy in a task of its own through its one executor, which tells the copy's
-gate (``CopyGate``) what the copy met and carries out the command it answers; the losers to
-cancel wait in ``Hedging.losers`` (``shells/race_httpx_async.py``). Nothing here sleeps, reads
-a socket or imports an HTTP library; the context's clock is the only clock read.
+gate (``gates.CopyGate``) what the copy met and carries out the command it answers; the
+losers to cancel wait in ``Hedging.losers`` (``shells/race_httpx_async.py``). Nothing here
+sleeps, reads a socket or imports an HTTP library; the context's clock is the only clock read.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .jsonrpc import RequestId
 
-__all__ = ["CARRIED_ON", "CopyGate", "HedgeGate", "Hedging", "hedged"]
+__all__ = ["CARRIED_ON", "Hedging", "hedged"]
 
 CARRIED_ON = (Send, Lock, Unlock)
 """What follows a race the shell's executor carries on unhedged, once the race is over (a
@@ -121,7 +121,7 @@ class Hedging:
     def start(self) -> Next:
         """The first copy, under the caller's id, once the breaker admits it as it would the
         first POST of a call never hedged: a ``Launch``, an ``Ask`` for the breaker
-        with (its gate: ``CopyGate(hedging, 0)``), or what ends a call held back
+        with (its gate: ``gates.CopyGate(hedging, 0)``), or what ends a call held back
         (``Refuse``, or a contained ``Answer``)."""
         return self._after(self.call.start())
 
@@ -377,46 +377,6 @@ class Hedging:
 
     def _origin(self, copy: Copy) -> RetryOrigin:
         return self._first_origin if copy.number == 1 else RetryOrigin.SDK
-
-
-class CopyGate:
-    """Copy ``number`` of a race as the shell's executor sees it: it tells the gate what the
-    copy met and carries out the command the race answers, as for a call never hedged
-    (``commands.Gate``). Number 0: the race before its first copy (the breaker asked)."""
-
-    __slots__ = ("_hedging", "_number")
-
-    def __init__(self, hedging: Hedging, number: int) -> None:
-        self._hedging = hedging
-        self._number = number
-
-    def headed(self, head: Head) -> Next:
-        return self._hedging.headed(self._number, head)
-
-    def received(self, body: bytes) -> Next:
-        return self._hedging.received(self._number, body)
-
-    def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Next:
-        return self._hedging.failed(self._number, error, kind, detail)
-
-    def slept(self) -> Next:
-        return self._hedging.slept()
-
-    def answered(self, allowed: bool) -> Next:
-        return self._hedging.answered(allowed)
-
-
-class HedgeGate(CopyGate):
-    """A hedge not sent yet, as the shell's executor asks the budget and the breaker about it
-    (``Hedging.hedge``): their answers are the hedge's (``Hedging.hedge_answered``)."""
-
-    __slots__ = ()
-
-    def __init__(self, hedging: Hedging) -> None:
-        super().__init__(hedging, 0)
-
-    def answered(self, allowed: bool) -> Next:
-        return self._hedging.hedge_answered(allowed)
 
 
 def _id(wire_id: RequestId | None) -> RequestId:

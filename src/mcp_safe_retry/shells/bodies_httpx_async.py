@@ -18,7 +18,6 @@ from ..core.call import Call
 from ..core.commands import (
     Answer,
     Ask,
-    Gate,
     HeaderEdits,
     Lock,
     Next,
@@ -30,6 +29,7 @@ from ..core.commands import (
 )
 from ..core.events import Head
 from ..core.extensions import RECORD_EXTENSION
+from ..core.gates import Gate
 from ..core.stream import StreamTracker
 from ..instrumentation.hooks import publish
 from .errors_httpx import describe_error, failure, too_large

@@ -2,7 +2,7 @@
 
 It carries out what ``core.hedging.Hedging`` answers and decides nothing. Each copy runs in
 a task of its own, in a cancel scope of its own: the shell's one executor sends it, reads
-it and carries out what the race answers (its gate: ``hedging.CopyGate``), until a copy is
+it and carries out what the race answers (its gate: ``gates.CopyGate``), until a copy is
 to be launched, the copy is to wait for the others, or the call is settled. A loser's scope is
 cancelled, its response closed (on 2026-07-28 that is the cancellation) and, on a 2025
 session, the ``notifications/cancelled`` the core built for the loser's own id is POSTed,
@@ -25,7 +25,8 @@ import anyio.abc
 import httpx
 
 from ..core.commands import Launch, Loser, Next, Send
-from ..core.hedging import CARRIED_ON, CopyGate, HedgeGate, Hedging
+from ..core.gates import CopyGate, HedgeGate
+from ..core.hedging import CARRIED_ON, Hedging
 from .bodies_httpx_async import Ended, Executor, close, with_body
 
 __all__ = ["CANCELLED_BY_CALLER", "race"]
