@@ -27,8 +27,13 @@ Rule = tuple[str, str]
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
     ("from ..race_httpx_async import race\n", "from ..wiring import no_race as race\n"),
-    ("import anyio  # the session lock\n", "import threading\n"),
-    ("import anyio\n", "import threading\nimport time\n"),  # the import sorter moves them
+    ("import anyio  # the session lock, and a shielded close\n", "import threading\n"),
+    (  # a response closed in a cancelled task: a sync shell is never cancelled
+        ', shielded from a cancellation."""\n    if response is not None:\n'
+        "        with anyio.CancelScope(shield=True):\n            await response.aclose()\n",
+        '."""\n    if response is not None:\n        response.close()\n',
+    ),
+    ("import anyio\n", "import time\n"),  # anyio.sleep: time.sleep
     ("Awaitable[None]", "None"),
     ("Awaitable, ", ""),
     ("AsyncRetryTransport", "RetryTransport"),
@@ -50,7 +55,7 @@ UNASYNC: Sequence[Rule] = (
     ("anyio.Lock", "threading.Lock"),
     ("awaited with", "called with"),
     ("The async httpx shell", "The sync httpx shell"),
-    ("The bodies of the async httpx shell", "The bodies of the sync httpx shell"),
+    ("executor of the async httpx shell", "executor of the sync httpx shell"),
     ("from ..bodies_httpx_async import", "from .bodies_httpx_sync import"),
     ("await ", ""),
     ("async def ", "def "),

@@ -10,11 +10,9 @@ from mcp_safe_retry import CircuitBreaker, Idempotency, RetryBudget
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import (
+    Answer,
     Ask,
     Break,
-    Contain,
-    EndStream,
-    HandOn,
     Raise,
     Read,
     Refuse,
@@ -51,7 +49,7 @@ def test_a_503_then_a_200_is_sleep_send_read_hand_on() -> None:
     assert wire_id != 7  # a fresh id: the spec forbids re-using one
     assert call.headed(JSON) == Read(e.max_event_bytes)
     handed = call.received(answer(wire_id))
-    assert isinstance(handed, HandOn) and handed.body is not None
+    assert isinstance(handed, Answer) and handed.body is not None
     assert json.loads(handed.body)["id"] == 7  # the caller's id restored
     record = call.ref.current
     assert [a.status for a in record.attempts] == [503, 200]
@@ -69,11 +67,12 @@ def test_an_unsafe_call_meeting_a_network_error_raises_it_annotated() -> None:
     assert call.ref.current.attempts[-1].decision.reason is Reason.NOT_IDEMPOTENT  # type: ignore[union-attr]
 
 
-def test_a_contained_failure_is_a_contain_command() -> None:
+def test_a_contained_failure_is_an_answer_made_here() -> None:
     call = begin(engine(contain_failures=True), tool="charge")
     call.start()
     command = call.failed(ConnectionError("reset"), ErrorKind.READ, "reset")
-    assert isinstance(command, Contain)
+    assert isinstance(command, Answer) and command.body is not None
+    assert (command.status, command.content_type) == (200, "application/json")
     assert json.loads(command.body)["error"]["code"] == CONTAINED_ERROR_CODE
 
 
@@ -93,9 +92,9 @@ def test_a_broken_stream_of_a_read_call_is_reissued_and_spliced(contain: bool) -
     wire_id = json.loads(resend.content)["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
     end = call.received(answer(wire_id))
-    assert isinstance(end, EndStream)
-    assert end.last.startswith(b"event: message\ndata: ")
-    data = json.loads(end.last.split(b"data: ", 1)[1])
+    assert isinstance(end, Answer) and end.body is not None
+    assert end.body.startswith(b"event: message\ndata: ")
+    data = json.loads(end.body.split(b"data: ", 1)[1])
     assert data == json.loads(answer(7))  # one response, for the caller's id
 
 
@@ -118,7 +117,7 @@ def test_a_finished_stream_ends_without_a_command_to_send() -> None:
     stream = call.headed(SSE)
     assert isinstance(stream, Stream)
     assert stream.tracker.feed(encode_event(answer(7)))
-    assert call.stream_ended(stream.tracker) == EndStream()
+    assert call.stream_ended(stream.tracker) == Answer()
     assert call.ref.current.outcome == Outcome.TOOL_SUCCESS
 
 
@@ -130,7 +129,7 @@ def test_a_success_is_send_read_hand_on_the_body_as_read() -> None:
     call = begin(e)
     assert call.start() == Send(None, AttemptKind.POST, ())
     assert call.headed(JSON) == Read(e.max_event_bytes)
-    assert call.received(answer(7)) == HandOn(None)  # never re-sent: the body as it came
+    assert call.received(answer(7)) == Answer(None)  # never re-sent: the body as it came
     record = call.ref.current
     assert call.done
     assert [(a.number, a.status, a.decision) for a in record.attempts] == [
@@ -155,7 +154,7 @@ def test_a_retry_after_503_sleeps_the_backoff_and_resends_under_a_fresh_id() -> 
     assert call.outgoing.wire_id == message["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
     handed = call.received(answer(message["id"]))
-    assert handed == HandOn(handed_on())  # the caller's id restored
+    assert handed == Answer(handed_on())  # the caller's id restored
     decisions = [a.decision for a in call.ref.current.attempts]
     assert decisions == [
         Decision(True, Reason.RETRYABLE_STATUS, 0.2),
@@ -178,7 +177,7 @@ def test_an_unsafe_call_answered_503_is_not_retried_the_503_is_handed_on() -> No
     assert call.idempotency is Idempotency.UNSAFE
     assert call.start() == Send(None, AttemptKind.POST, ())
     assert call.headed(Head(503, "text/plain")) == Read(e.max_event_bytes)
-    assert call.received(b"busy") == HandOn(None)
+    assert call.received(b"busy") == Answer(None)
     assert call.done
     [attempt] = call.ref.current.attempts
     assert attempt.decision == Decision.stop(Reason.NOT_IDEMPOTENT)
@@ -189,7 +188,7 @@ def test_a_contained_failure_answers_the_caller_s_id_with_the_contained_error() 
     call = begin(engine(contain_failures=True), tool="charge")
     assert call.start() == Send(None, AttemptKind.POST, ())
     command = call.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")
-    assert type(command) is Contain
+    assert type(command) is Answer and command.body is not None
     message = json.loads(command.body)
     assert message["id"] == 7 and message["jsonrpc"] == "2.0" and "result" not in message
     assert message["error"]["code"] == CONTAINED_ERROR_CODE
@@ -208,7 +207,7 @@ def test_a_failure_of_a_read_call_is_retried_before_anything_is_contained() -> N
     resend = call.slept()
     wire_id = sent_message(resend)["id"]
     assert call.headed(JSON) == Read(e.max_event_bytes)
-    assert call.received(answer(wire_id)) == HandOn(handed_on())
+    assert call.received(answer(wire_id)) == Answer(handed_on())
 
 
 def test_the_duplicate_guard_holds_a_repeat_of_an_unsafe_call_that_may_have_run() -> None:
@@ -237,7 +236,7 @@ def test_an_answered_unsafe_call_leaves_nothing_for_the_guard_to_hold() -> None:
     assert first is not None
     first.start()
     first.headed(JSON)
-    assert first.received(answer(7)) == HandOn(None)
+    assert first.received(answer(7)) == Answer(None)
     again = begin_call(e, request("charge", request_id=8), {}, {}, URL)
     assert again is not None
     assert again.start() == Send(None, AttemptKind.POST, ())
@@ -305,7 +304,7 @@ def test_a_shared_budget_is_consulted_before_a_retry_and_its_no_ends_the_call() 
     call.start()
     call.headed(Head(503, "text/plain"))
     assert call.received(b"busy") == Ask(budget=budget)
-    assert call.answered(False) == HandOn(None)  # the 503, as it came
+    assert call.answered(False) == Answer(None)  # the 503, as it came
     [attempt] = call.ref.current.attempts
     assert attempt.decision == Decision.stop(Reason.THROTTLED)
 

@@ -1,5 +1,5 @@
 """The hedged-race driver (core/hedging.py), driven without I/O: each copy's events in, the
-shell's turns out (launch, wait, cancel the losers, hand the winner's answer on)."""
+shell's commands out (launch, wait, hand the winner's answer on) and the losers to cancel."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from mcp_safe_retry import Idempotency, RetryBudget, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
-from mcp_safe_retry.core.commands import Ask, HandOn, Read, Refuse, Sleep, Stream
+from mcp_safe_retry.core.commands import Answer, Ask, Read, Refuse, Sleep, Stream
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.hedge_copies import CopyState
-from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, Turn, hedged
+from mcp_safe_retry.core.hedging import Hedging, Launch, Loser, hedged
 from mcp_safe_retry.core.records import RetryOrigin
 from mcp_safe_retry.records import Decision, Outcome, Reason
 from tests.core import drive
@@ -78,7 +78,7 @@ def test_only_a_read_call_with_a_hedge_delay_is_raced() -> None:
 def test_the_first_copy_goes_under_the_caller_s_id_and_a_hedge_is_due_after_the_delay() -> None:
     clock = Clock()
     h = race(engine(clock))
-    assert h.start() == Turn((), Launch(1, None))  # the caller's body, as it is
+    assert h.start() == Launch(1, None)  # the caller's body, as it is
     assert h.wait() == 0.05
     assert h.hedge() is None  # not due yet
     clock.now = 0.05
@@ -102,9 +102,10 @@ def test_the_hedge_wins_the_first_copy_is_cancelled_the_answer_goes_on_under_the
     wire_id = launched_id(h.hedge())
     clock.now = 0.07
     assert h.headed(2, JSON) == Read(e.max_event_bytes)
-    turn = h.received(2, JSON, answer(wire_id))
+    assert h.received(2, answer(wire_id)) == Answer(handed_on())
     # In a 2025 session the loser is cancelled with notifications/cancelled for its id.
-    assert turn == Turn((notified(1, 7),), HandOn(handed_on()))
+    assert h.losers() == (notified(1, 7),)
+    assert h.losers() == ()  # each named once
     assert h.race is not None and h.race.winner == 2
     assert [c.state for c in h.race.copies] == [CopyState.LOST, CopyState.WON]
     call = h.call
@@ -133,11 +134,12 @@ def test_the_first_copy_wins_the_hedge_is_closed_without_a_notification_outside_
     clock.now = 0.05
     wire_id = launched_id(h.hedge())
     assert h.headed(1, JSON) == Read(e.max_event_bytes)
-    turn = h.received(1, JSON, answer(7))
-    assert turn == Turn((closed(2, wire_id),), HandOn(None))  # its own id: as it came
+    assert h.received(1, answer(7)) == Answer(None)  # its own id: as it came
+    assert h.losers() == (closed(2, wire_id),)
     # The loser's late answer is dropped: nothing to do but close it.
     assert h.headed(2, JSON) == Read(e.max_event_bytes)
-    assert h.received(2, JSON, answer(wire_id)) == Turn()
+    assert h.received(2, answer(wire_id)) is None
+    assert h.losers() == ()
     assert fates(h.call) == [
         (1, AttemptKind.POST, "won", Reason.SUCCESS),
         (2, AttemptKind.HEDGE, "lost", None),
@@ -152,9 +154,10 @@ def test_a_copy_that_fails_transiently_waits_for_the_other() -> None:
     clock.now = 0.05
     wire_id = launched_id(h.hedge())
     h.headed(1, Head(503))
-    assert h.received(1, Head(503), b"") == Turn()  # the hedge may still answer
+    assert h.received(1, b"") is None  # the hedge may still answer: wait for it
     h.headed(2, JSON)
-    assert h.received(2, JSON, answer(wire_id)) == Turn((), HandOn(handed_on()))
+    assert h.received(2, answer(wire_id)) == Answer(handed_on())
+    assert h.losers() == ()
     assert fates(h.call) == [
         (1, AttemptKind.POST, "failed", None),
         (2, AttemptKind.HEDGE, "won", Reason.SUCCESS),
@@ -169,15 +172,15 @@ def test_every_copy_failed_the_call_s_retry_is_one_more_copy_after_its_backoff()
     clock.now = 0.05
     hedge_id = launched_id(h.hedge())
     error = ConnectionResetError("reset")
-    assert h.failed(2, error, ErrorKind.READ, "reset") == Turn()
+    assert h.failed(2, error, ErrorKind.READ, "reset") is None
     h.headed(1, Head(503))
-    assert h.received(1, Head(503), b"") == Turn((), Sleep(0.2))
+    assert h.received(1, b"") == Sleep(0.2)
     retry = h.slept()
-    assert type(retry.then) is Launch and retry.then.number == 3
-    retry_id = launched_id(retry.then)
+    assert type(retry) is Launch and retry.number == 3
+    retry_id = launched_id(retry)
     assert retry_id not in (7, hedge_id)
     h.headed(3, JSON)
-    assert h.received(3, JSON, answer(retry_id)) == Turn((), HandOn(handed_on()))
+    assert h.received(3, answer(retry_id)) == Answer(handed_on())
     assert [k for _, k, _, _ in fates(h.call)] == [
         AttemptKind.POST,
         AttemptKind.HEDGE,
@@ -192,10 +195,9 @@ def test_a_streamed_answer_commits_the_race_and_the_call_streams_it() -> None:
     h.start()
     clock.now = 0.05
     launched_id(h.hedge())
-    assert h.headed(1, SSE) is None  # it streams: the shell reports it with streamed()
-    turn = h.streamed(1, SSE)
-    assert turn.cancel == (notified(2, turn.cancel[0].wire_id),)
-    assert type(turn.then) is Stream
+    assert type(h.headed(1, SSE)) is Stream  # it streams: the call stays with this copy
+    [loser] = h.losers()
+    assert loser == notified(2, loser.wire_id)
     # The race stays open until the stream ends (a break leaves the retry decision).
     assert h.race is not None and h.race.winner is None
     assert [c.state for c in h.race.copies] == [CopyState.IN_FLIGHT, CopyState.LOST]
@@ -208,7 +210,7 @@ def test_the_caller_giving_up_cancels_every_copy_the_first_without_a_notificatio
     clock.now = 0.05
     wire_id = launched_id(h.hedge())
     # The caller's own notifications/cancelled names the first copy: only the hedge gets one.
-    assert h.abandon() == Turn((closed(1, 7), notified(2, wire_id)))
+    assert h.abandon() == (closed(1, 7), notified(2, wire_id))
     assert h.race is not None and h.race.abandoned
 
 
@@ -228,7 +230,7 @@ def test_a_hedge_asks_a_shared_budget_first_and_its_no_stops_hedging() -> None:
     assert h.hedge_answered(False) is None
     assert h.wait() is None  # no hedge follows; the first copy races on alone
     h.headed(1, JSON)
-    assert h.received(1, JSON, answer(7)) == Turn((), HandOn(None))
+    assert h.received(1, answer(7)) == Answer(None)
 
 
 def test_a_shared_budget_s_yes_launches_the_hedge() -> None:
@@ -250,9 +252,9 @@ def test_a_first_copy_the_breaker_holds_back_ends_the_race_unsent() -> None:
     e = engine(clock, breaker=breaker)
     breaker.record(e.server_key(URL), failed=True)
     h = race(e)
-    turn = h.start()
-    assert turn.cancel == ()
-    assert type(turn.then) is Refuse and turn.then.outcome is Outcome.CIRCUIT_OPEN
+    refused = h.start()
+    assert type(refused) is Refuse and refused.outcome is Outcome.CIRCUIT_OPEN
+    assert h.losers() == ()
     assert h.race is None  # nothing was launched
     [attempt] = h.call.ref.current.attempts
     assert attempt.decision == Decision.stop(Reason.CIRCUIT_OPEN)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.call import begin as begin_call
-from mcp_safe_retry.core.commands import HandOn, Lock, Read, Reply, Send, Unlock
+from mcp_safe_retry.core.commands import Answer, Lock, Read, Send, Unlock
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.records import Decision, Reason
 from tests.core.drive import (
@@ -54,7 +54,7 @@ def test_a_lost_session_is_renewed_under_the_lock_then_the_call_is_resent_in_it(
     assert resend == Send(resend.content, AttemptKind.POST, (("mcp-session-id", "s-2"),))
     assert e.sessions.replacement("s-1") == "s-2"
     assert call.headed(JSON) == Read(e.max_event_bytes)
-    assert call.received(answer(message["id"])) == HandOn(handed_on())
+    assert call.received(answer(message["id"])) == Answer(handed_on())
     record = call.ref.current
     assert [(a.kind, a.status, a.decision.reason) for a in record.attempts] == [  # type: ignore[union-attr]
         (AttemptKind.POST, 404, Reason.SESSION_LOST),
@@ -87,7 +87,7 @@ def test_a_failed_renewal_unlocks_and_replies_with_the_404_as_the_server_sent_it
     assert call.received(b'{"lost": true}') == Lock()
     call.locked()
     call.headed(Head(500, "text/plain"))
-    assert call.received(b"down") == Unlock(Reply(404, "application/json", b'{"lost": true}'))
+    assert call.received(b"down") == Unlock(Answer(b'{"lost": true}', 404, "application/json"))
     assert call.done
     assert e.sessions.failures("s-1") == 1
     assert call.ref.current.attempts[-1].decision == Decision.stop(Reason.REINITIALISE_FAILED)

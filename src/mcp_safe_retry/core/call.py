@@ -253,7 +253,7 @@ class Call:
         """The SSE answer ``tracker`` followed ended, cleanly or broken by ``error``.
 
         Returns:
-            ``EndStream`` (with a contained failure to hand on last, if any), ``Raise``, or,
+            ``Answer`` (its end, with a contained failure to hand on last, if any), ``Raise``, or,
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """

@@ -2,13 +2,14 @@
 
 A shell feeds ``Call`` events (a response head, a body, a network error, a stream's end) and
 gets back one of these. While a call is exchanging it answers with ``Send``, ``Sleep``,
-``Read``, ``Lock``, ``Unlock`` or ``Ask``; it ends an exchange with
-``HandOn``, ``Stream``, ``Contain``, ``Reply``, ``Raise`` or ``Refuse`` (and, inside an SSE
-answer being handed on, with ``EndStream``, ``Break``, ``Refuse`` or ``Raise``).
+``Read``, ``Lock``, ``Unlock`` or ``Ask``; it ends an exchange with one way to answer,
+``Answer`` (or ``Stream``, the SSE answer handed on as it flows), or one of the ways to fail,
+``Raise``, ``Refuse`` or (inside an SSE answer being handed on) ``Break``.
 
 A shell dispatches on the command's type and knows nothing of why it was given: a new
 capability is a new command (or a new ``AttemptKind`` of ``Send``) that the core returns and
-each shell learns to carry out once, in ``shells/httpx_async.py``.
+the shells learn to carry out once, in their one executor (``shells/bodies_httpx_async.py``),
+which tells a gate (``gates.Gate``: the call, or a copy of its race) what each command met.
 """
 
 from __future__ import annotations
@@ -27,25 +28,23 @@ if TYPE_CHECKING:
 __all__ = [
     "CANCEL_EDITS",
     "CANCEL_TIME_LIMIT",
+    "Answer",
     "Ask",
     "Break",
     "Command",
-    "Contain",
-    "EndStream",
-    "HandOn",
     "HeaderEdits",
     "Launch",
     "Lock",
     "Loser",
+    "Next",
     "Raise",
     "Read",
     "Refuse",
-    "Reply",
     "Send",
     "Sleep",
     "Stream",
-    "Turn",
     "Unlock",
+    "contain",
 ]
 
 HeaderEdits = tuple[tuple[str, str | None], ...]
@@ -76,12 +75,6 @@ class Read(NamedTuple):
     limit: int
 
 
-class HandOn(NamedTuple):
-    """Hand the response on; ``body`` replaces the one read (None: the body as read)."""
-
-    body: bytes | None = None
-
-
 class Stream(NamedTuple):
     """Hand the SSE answer on, each chunk fed to ``tracker`` (its output is what is handed on),
     and tell the call when it ends (``Call.stream_ended``)."""
@@ -89,19 +82,24 @@ class Stream(NamedTuple):
     tracker: StreamTracker
 
 
-class Contain(NamedTuple):
+class Answer(NamedTuple):
+    """Answer the caller: the one way a call ends well, short of a stream.
+
+    ``status`` None: with the server's response, its body replaced by ``body`` (None: the
+    body as read). Else with a response made here: ``status``, ``content_type`` and ``body``
+    (a contained failure: ``contain``; or an answer the server sent earlier, kept by the
+    call). Inside an SSE answer already handed on: end it, handing ``body`` on last (None:
+    nothing more).
+    """
+
+    body: bytes | None = None
+    status: int | None = None
+    content_type: str | None = None
+
+
+def contain(body: bytes) -> Answer:
     """Answer with this JSON-RPC error body (HTTP 200, JSON) instead of raising."""
-
-    body: bytes
-
-
-class Reply(NamedTuple):
-    """Answer with a response made here from an answer the server sent earlier (kept by
-    the call, its body read whole): its status, Content-Type and body."""
-
-    status: int
-    content_type: str | None
-    body: bytes
+    return Answer(body, 200, "application/json")
 
 
 class Lock(NamedTuple):
@@ -119,12 +117,6 @@ class Raise(NamedTuple):
     """Raise this exception (the call's record is attached to it already)."""
 
     error: BaseException
-
-
-class EndStream(NamedTuple):
-    """End the SSE answer being handed on, after handing on ``last`` (may be empty)."""
-
-    last: bytes = b""
 
 
 class Break(NamedTuple):
@@ -177,25 +169,9 @@ class Refuse(NamedTuple):
     outcome: Outcome = Outcome.CIRCUIT_OPEN
 
 
-Command = (
-    Send
-    | Sleep
-    | Read
-    | Lock
-    | Unlock
-    | HandOn
-    | Stream
-    | Contain
-    | Reply
-    | Raise
-    | EndStream
-    | Break
-    | Ask
-    | Refuse
-)
+Command = Send | Sleep | Read | Lock | Unlock | Answer | Stream | Raise | Break | Ask | Refuse
 
-HAND_ON = HandOn()
-END_STREAM = EndStream()
+HAND_ON = Answer()  # the server's answer as read (an SSE answer handed on: its end as it came)
 LOCK = Lock()
 
 
@@ -230,16 +206,6 @@ CANCEL_EDITS: HeaderEdits = (("mcp-method", None), ("mcp-name", None))
 method or a tool (its body's length is its own)."""
 
 
-class Turn(NamedTuple):
-    """What the shell does after a copy's event.
-
-    ``cancel``: the losers to cancel now. ``then``: None to wait for the other copies
-    (closing the reporting copy's response, if any); a ``Launch`` to start a copy; a
-    ``Sleep`` to wait before ``Hedging.slept``; an ``Ask`` to ask the gate before
-    ``Hedging.answered``; any other command
-    settles the exchange with the reporting copy's response, as ``Call`` commands do for a
-    call never hedged.
-    """
-
-    cancel: tuple[Loser, ...] = ()
-    then: Launch | Command | None = None
+Next = Command | Launch | None
+"""What a shell's executor carries out next: a call's command, or a race's (a copy to
+``Launch``; None: wait for the other copies)."""

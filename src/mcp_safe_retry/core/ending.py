@@ -14,18 +14,7 @@ from typing import TYPE_CHECKING
 
 from .answers import contained, restored, spliced
 from .attempt_kinds import ErrorKind
-from .commands import (
-    END_STREAM,
-    HAND_ON,
-    Break,
-    Command,
-    Contain,
-    EndStream,
-    HandOn,
-    Raise,
-    Refuse,
-    Stream,
-)
+from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain
 from .contain import server_error
 from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
@@ -113,7 +102,7 @@ class Ending:
         if contained is None:
             outcome = classification.outcome
             return Refuse(classification.detail or str(outcome), outcome)
-        return EndStream(contained) if reissued else Contain(contained)
+        return contain(contained)
 
     def after_read(self, then: AfterRead) -> Command:
         """What follows an answer read whole, its attempt settled with no retry."""
@@ -130,9 +119,9 @@ class Ending:
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
-                return Contain(server_error(body, head.content_type, facts.id) or contained)
+                return contain(server_error(body, head.content_type, facts.id) or contained)
         replacement = restored(message, source, self.outgoing.wire_id, facts.id)
-        return HAND_ON if replacement is None else HandOn(replacement)
+        return HAND_ON if replacement is None else Answer(replacement)
 
     def after_failure(self, then: AfterFailure) -> Command:
         """What follows a network failure, its attempt settled with no retry."""
@@ -146,7 +135,7 @@ class Ending:
         contained = self.contained(in_stream=reissued)
         if contained is None:
             return Raise(error)
-        return EndStream(contained) if reissued else Contain(contained)
+        return contain(contained)
 
     def after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
@@ -154,15 +143,15 @@ class Ending:
         tracker, error, _ = then
         resumable = decision is not None and decision.reason is Reason.RESUMABLE
         if tracker.done:
-            return END_STREAM
+            return HAND_ON
         if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
-            return END_STREAM if error is None else Raise(self.books.annotated(error))
+            return HAND_ON if error is None else Raise(self.books.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:
-            return EndStream(contained)
+            return contain(contained)
         if error is not None:
             return Raise(self.books.annotated(error))
-        return END_STREAM
+        return HAND_ON
 
     def stream_attempt(
         self,
@@ -206,4 +195,4 @@ class Ending:
             return Break(
                 f"SSE stream broke; its re-issued request got no response (HTTP {head.status})"
             )
-        return EndStream(event)
+        return Answer(event)

@@ -7,9 +7,10 @@ before a retry: itself when they are this process's own, else through the shell 
 classifies each copy's answer, counts every copy that met its own answer with the budget and
 the breaker (``core/tally.py``), records every copy as an attempt of the call (numbered as
 sent, with its fate), and settles the call through the copy whose answer is the call's. A
-shell runs each copy in a task of its own, feeds ``Hedging`` what each copy met, and carries
-out the ``Turn`` it gets back (``shells/race_httpx_async.py``). Nothing here sleeps, reads a
-socket or imports an HTTP library; the context's clock is the only clock read.
+shell runs each copy in a task of its own through its one executor, which tells the copy's
+gate (``gates.CopyGate``) what the copy met and carries out the command it answers; the
+losers to cancel wait in ``Hedging.losers`` (``shells/race_httpx_async.py``). Nothing here
+sleeps, reads a socket or imports an HTTP library; the context's clock is the only clock read.
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from .commands import (
     Launch,
     Lock,
     Loser,
-    Read,
+    Next,
     Send,
     Sleep,
-    Turn,
     Unlock,
 )
 from .events import Head, streams
@@ -50,20 +50,13 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .jsonrpc import RequestId
 
-__all__ = ["CARRIED_ON", "Hedging", "carries_on", "hedged"]
+__all__ = ["CARRIED_ON", "Hedging", "hedged"]
 
 CARRIED_ON = (Send, Lock, Unlock)
-"""What a race hands back to the shell's executor, to carry on unhedged after it."""
-
-
-def carries_on(command: object) -> bool:
-    """Whether a command that settled a race leaves the exchange going (a session renewal
-    after a copy's 404): the shell's executor carries it on, unhedged."""
-    return isinstance(command, CARRIED_ON)
-
+"""What follows a race the shell's executor carries on unhedged, once the race is over (a
+session renewal after a copy's 404): a copy's run stops there and hands it back."""
 
 _Settle = Callable[[], Command]  # feeds the call the copy's answer, returns its command
-_WAIT = Turn()
 _ASKS = (Sleep, Ask)  # the call waits for the shell: no copy is sent, none settles
 _LOST_DETAIL = "hedged copy cancelled: another copy's answer won"
 _ABANDONED_DETAIL = "hedged copy cancelled with its call"
@@ -112,16 +105,29 @@ class Hedging:
         self.cancel_time_limit = CANCEL_TIME_LIMIT  # a loser's cancellation POST, at most
         self._first_origin = call.outgoing.origin
         self._learnt: set[int] = set()  # copies whose latency the window has
+        self._heads: dict[int, Head] = {}  # copies whose head came, their body read whole
+        self._losers: list[Loser] = []  # copies to cancel, until the shell takes them
         self.race: Race | None = None
         self._token = False  # a budget token taken for a hedge not sent yet
 
-    def start(self) -> Turn:
+    def start(self) -> Next:
         """The first copy, under the caller's id, once the breaker admits it as it would the
         first POST of a call never hedged: a ``Launch``, an ``Ask`` for the breaker
-        with, or what ends a call held back (``Refuse``, ``Contain``)."""
+        with (its gate: ``gates.CopyGate(hedging, 0)``), or what ends a call held back
+        (``Refuse``, or a contained ``Answer``)."""
         return self._after(self.call.start())
 
-    def answered(self, allowed: bool) -> Turn:
+    def losers(self) -> tuple[Loser, ...]:
+        """The copies to cancel now, each named once: those a copy's event made losers.
+
+        They come with the command that settles the call or commits it to a stream, which
+        ends a copy's run (the executor hands it back at once): the shell takes them then.
+        """
+        losers = tuple(self._losers)
+        self._losers.clear()
+        return losers
+
+    def answered(self, allowed: bool) -> Next:
         """The gate's answer to the call's ``Ask``: the breaker's (its first copy, or its
         retry), or the budget's (for its retry, every copy failed)."""
         return self._after(self.call.answered(allowed))
@@ -208,29 +214,33 @@ class Hedging:
         self.race = race = race.hedge(now, wire_id)
         return Launch(len(race.copies), content)
 
-    def headed(self, number: int, head: Head) -> Read | None:
+    def headed(self, number: int, head: Head) -> Next:
         """Copy ``number``'s head arrived (no hedge follows now): its body is read whole
-        (``Read``), or, for None, it streams and the shell reports it with ``streamed``."""
+        (``Read``, then ``received``), or it streams (see ``_streamed``)."""
         self.race = self._race.begun(number, self._context.clock())
-        return None if streams(head, self.call.facts) else self._context.read_whole
+        if streams(head, self.call.facts):
+            return self._streamed(number, head)
+        self._heads[number] = head
+        return self._context.read_whole
 
-    def streamed(self, number: int, head: Head) -> Turn:
+    def _streamed(self, number: int, head: Head) -> Next:
         """Copy ``number``'s SSE answer began: the call stays with it (a transport cannot
         hand one stream on while others wait), the others are cancelled."""
         race = self._race
         if race.settled or not race.copy(number).in_flight:
-            return _WAIT  # a late answer of a copy that lost
+            return None  # a late answer of a copy that lost
         step = race.commit(number, self._context.clock())
         self.race = step.race
         self._learn(step.race)
-        losers = self._losers(step, _LOST_DETAIL)
+        self._cancel(step, _LOST_DETAIL)
         won = step.race.copy(number)
         self.call.adopt(won, self._origin(won))
-        return Turn(losers, self.call.headed(head))
+        return self.call.headed(head)
 
-    def received(self, number: int, head: Head, body: bytes) -> Turn:
-        """Copy ``number``'s whole body."""
+    def received(self, number: int, body: bytes) -> Next:
+        """Copy ``number``'s whole body (its head came to ``headed``)."""
         copy = self._race.copy(number)
+        head = expect(self._heads.pop(number, None), "the copy's head (headed() comes first)")
         classification, _ = classify_answer(
             head.status,
             body,
@@ -242,25 +252,25 @@ class Hedging:
         )
         return self._ended(number, classification, head, None, lambda: self._read(head, body))
 
-    def failed(self, number: int, error: BaseException, kind: ErrorKind, detail: str) -> Turn:
+    def failed(self, number: int, error: BaseException, kind: ErrorKind, detail: str) -> Next:
         """Copy ``number`` met a network error instead of an answer."""
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         return self._ended(
             number, classification, None, kind, lambda: self.call.failed(error, kind, detail)
         )
 
-    def slept(self) -> Turn:
+    def slept(self) -> Next:
         """The backoff before a retry is over."""
         return self._after(self.call.slept())
 
-    def abandon(self) -> Turn:
+    def abandon(self) -> tuple[Loser, ...]:
         """The caller gave the call up: every copy in flight is cancelled (the caller's own
         ``notifications/cancelled`` names the first copy's id, its own: none is added)."""
-        if self.race is None:  # given up while the breaker was asked about the first copy
-            return _WAIT
-        step = self._race.abandon()
-        self.race = step.race
-        return Turn(self._losers(step, _ABANDONED_DETAIL, caller_notifies=True))
+        if self.race is not None:  # else given up while the breaker was asked, none sent
+            step = self._race.abandon()
+            self.race = step.race
+            self._cancel(step, _ABANDONED_DETAIL, caller_notifies=True)
+        return self.losers()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -275,41 +285,41 @@ class Hedging:
         head: Head | None,
         kind: ErrorKind | None,
         settle: _Settle,
-    ) -> Turn:
+    ) -> Next:
         race = self._race
         context = self._context
         step = race.ended(number, ending_of(context.policy, classification), context.clock())
         self.race = step.race
         copy = step.race.copy(number)
         if step.standing is Standing.DISCARD:
-            return _WAIT
+            return None
         if step.standing is Standing.WAIT:  # it failed, transiently; the others may not
             retry_after = None if head is None else asked_wait(head, context.wall_clock)
             tally(context, self.call.admit, classification, retry_after, ends_call=False)
             self.call.copies.record(copy, self._origin(copy), classification, head, kind)
-            return _WAIT
-        losers = self._losers(step, _LOST_DETAIL)
+            return None
+        self._cancel(step, _LOST_DETAIL)
         if step.standing is Standing.WIN:
             self._learn(step.race)
         self.call.adopt(copy, self._origin(copy))
         command = settle()  # counts the copy with the budget and the breaker (Call._decide_attempt)
         if step.standing is Standing.EXHAUSTED:
-            return self._after(command, losers)
-        return Turn(losers, command)
+            return self._after(command)
+        return command
 
-    def _after(self, command: Command, cancel: tuple[Loser, ...] = ()) -> Turn:
+    def _after(self, command: Command) -> Next:
         """The race's turn after a command of the call taken while no copy is in flight
         (before the first, or after every copy failed): a ``Send`` is the first copy or a
         retry; asking the breaker or the budget, or a backoff, waits for the shell;
         anything else ends the call (after copies failed: through the last of them)."""
         race = self.race
         if race is not None and race.settled:  # a copy won: what follows is no copy
-            return Turn(cancel, command)  # (a renewed session's re-send: carried on, unhedged)
+            return command  # (a renewed session's re-send: carried on, unhedged)
         if type(command) is Send:
-            return Turn(cancel, self._launch(command))
+            return self._launch(command)
         if race is not None and not race.settled and type(command) not in _ASKS:
             self.race = race.give_up().race
-        return Turn(cancel, command)
+        return command
 
     def _launch(self, send: Send) -> Launch:
         """The first copy, under the caller's id, or a retry after every copy failed."""
@@ -336,19 +346,16 @@ class Hedging:
         self.race = race = self._race.retry(self._context.clock(), wire_id)
         return Launch(len(race.copies), send.content)
 
-    def _losers(
-        self, step: Step, detail: str, *, caller_notifies: bool = False
-    ) -> tuple[Loser, ...]:
-        """Record the copies ``step`` cancelled, and name them for the shell."""
+    def _cancel(self, step: Step, detail: str, *, caller_notifies: bool = False) -> None:
+        """Record the copies ``step`` cancelled, and name them for the shell (``losers``)."""
         ended = verdict(Outcome.NETWORK_ERROR, error_kind=ErrorKind.CANCELLED, detail=detail)
-        losers = []
+        losers = self._losers
         for copy in step.cancel:
             self.call.copies.record(copy, self._origin(copy), ended, None, ErrorKind.CANCELLED)
             wire_id = _id(copy.wire_id)
             notify = self._notify and not (caller_notifies and copy.number == 1)
             notice = cancellation(wire_id) if notify else None
             losers.append(Loser(copy.number, wire_id, notice, CANCEL_EDITS, self.cancel_time_limit))
-        return tuple(losers)
 
     def _learn(self, race: Race) -> None:
         """Feed the server's latency window (the adaptive delay reads it) what the race

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .commands import LOCK, Command, Reply, Unlock
+from .commands import LOCK, Answer, Command, Unlock
 from .decision import Decision, Reason
 from .jsonrpc import RequestFacts
 from .outcomes import Classification
@@ -188,4 +188,4 @@ class Renewing:
         head, body, _ = expect(self._lost, "404 kept")
         if self.outgoing.reissued:  # inside an SSE answer handed on already: it ends that
             return self.ending.reissued_end(head)
-        return Reply(head.status, head.content_type, body)
+        return Answer(body, head.status, head.content_type)

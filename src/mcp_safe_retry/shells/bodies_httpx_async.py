@@ -1,6 +1,6 @@
-"""The bodies of the async httpx shell: one read whole, an SSE one handed on as it flows,
-and the responses that hand them on. Carried out as the call's commands say: nothing here
-decides.
+"""The one executor of the async httpx shell, and the bodies it carries: one read whole,
+an SSE one handed on as it flows, and the responses that hand them on. Carried out as the
+call's commands say: nothing here decides.
 
 Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 """
@@ -8,19 +8,19 @@ Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
-import anyio  # the session lock
+import anyio  # the session lock, and a shielded close
+import attrs
 import httpx
 
 from ..core.call import Call
 from ..core.commands import (
+    Answer,
     Ask,
-    Command,
-    EndStream,
     HeaderEdits,
-    Launch,
     Lock,
+    Next,
     Read,
     Send,
     Sleep,
@@ -29,21 +29,13 @@ from ..core.commands import (
 )
 from ..core.events import Head
 from ..core.extensions import RECORD_EXTENSION
+from ..core.gates import Gate
 from ..core.stream import StreamTracker
 from ..instrumentation.hooks import publish
-from .errors_httpx import BodyTooLarge, describe_error, failure
-from .wiring import RESPONSE_HEADERS, header_values, strip_headers
+from .errors_httpx import describe_error, failure, too_large
+from .wiring import edited, head_of, strip_headers
 
-__all__ = [
-    "Ended",
-    "Executor",
-    "answered",
-    "edited",
-    "head_of",
-    "read_whole",
-    "streaming",
-    "with_body",
-]
+__all__ = ["Ended", "Executor", "answered", "close", "made", "with_body"]
 
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
@@ -53,31 +45,28 @@ class Ended(NamedTuple):
     the response it concerns and that response's head, and the body read (None: the
     response was read in place, or not)."""
 
-    command: Command | Launch | None
+    command: Next
     response: httpx.Response | None = None
     head: Head | None = None
     body: bytes | None = None
 
 
-class Gate(Protocol):
-    """Who hears that a wait is over and what a gate answered: the call, or a race."""
-
-    def slept(self) -> Command | Launch | None: ...
-
-    def answered(self, allowed: bool) -> Command | Launch | None: ...
-
-
+@attrs.define(eq=False)
 class Executor:
-    """The one loop that carries out a call's commands, shared by the transport, its SSE
-    answers and its races: it sends and reads, waits, asks the gate and takes the session
-    lock. It decides nothing; who must stop at a command names it (``stop``)."""
+    """The one loop that carries out commands, shared by the transport, its SSE answers and
+    its races: it sends and reads, waits, asks the gate and takes the session lock. It
+    decides nothing: it hands back the first command it does not carry out.
 
-    _inner: httpx.AsyncBaseTransport
+    Attributes:
+        inner: the transport that really sends.
+        sleep: what a backoff is waited with.
+        session_lock: held by the call renewing an expired session (one transport's, and
+            its twins' over other inner transports).
+    """
+
+    inner: httpx.AsyncBaseTransport
     sleep: Callable[[float], Awaitable[None]]
-    _session_lock: anyio.Lock  # held by the call renewing an expired session
-
-    async def send(self, request: httpx.Request) -> httpx.Response:
-        return await self._inner.handle_async_request(request)
+    session_lock: anyio.Lock = attrs.Factory(anyio.Lock)
 
     async def run(
         self,
@@ -87,89 +76,99 @@ class Executor:
         gate: Gate | None = None,
         stop: tuple[type, ...] = (),
     ) -> Ended:
-        """Carry out the commands from ``ended`` until one it does not carry out, or one of
-        ``stop``; ``gate`` hears a wait's end and a gate's answer (default: the call)."""
+        """Carry out ``ended``'s command and those that follow, until one it does not carry
+        out, or one of ``stop`` after the first; ``gate`` hears what each met (default: the
+        call). A response it does not hand back is closed, on a cancellation too."""
         command, response, head, body = ended
         gate = call if gate is None else gate
         locked = False
         try:
-            while type(command) not in stop:  # by type, most frequent first: every call
+            while True:  # by type, most frequent first: every call
                 if type(command) is Send:
                     if response is not None:  # a retry: the answer it replaces is dropped
                         await response.aclose()
+                        response = None
                     content = command.content
                     attempt = (
                         request if content is None else with_body(request, content, command.headers)
                     )
                     try:
-                        response = await self.send(attempt)
+                        response = await self.inner.handle_async_request(attempt)
                     except httpx.TransportError as exc:
-                        response = None
-                        command = call.failed(exc, *describe_error(exc))
-                        continue
-                    head = head_of(response)
-                    command = call.headed(head)
-                    if type(command) is Read:  # the body of this response, read whole
-                        try:
-                            read, in_place = await read_whole(response, head, command.limit)
-                        except (httpx.TransportError, httpx.DecodingError) as exc:
-                            await response.aclose()
-                            response = None
-                            command = call.failed(exc, *describe_error(exc))
-                            continue
-                        body = None if in_place else read
-                        command = call.received(read)
+                        command = gate.failed(exc, *describe_error(exc))
+                    else:
+                        head = head_of(response)
+                        command = gate.headed(head)
+                        if type(command) is Read:  # the body of this response, read whole
+                            try:
+                                read, in_place = await read_whole(response, head, command.limit)
+                            except (httpx.TransportError, httpx.DecodingError) as exc:
+                                await response.aclose()
+                                response = None
+                                command = gate.failed(exc, *describe_error(exc))
+                            else:
+                                body = None if in_place else read
+                                command = gate.received(read)
                 elif type(command) is Ask:  # a budget's: its answer may yet be handed on
                     if response is not None and command.budget is None:
                         await response.aclose()  # the breaker's: dropped before the send
                         response = None
                     command = gate.answered(await command.allow_async())
                 elif type(command) is Sleep:
-                    if response is not None:  # dropped before the wait, not after it
-                        await response.aclose()
-                        response = None
+                    await close(response)  # dropped before the wait, not after it
+                    response = None
                     publish(call.owed())
                     await self.sleep(command.seconds)  # a cancellation here ends the call, unsent
                     command = gate.slept()
                 elif type(command) is Lock:
                     publish(call.owed())  # the hooks hear of the 404 before the wait
-                    await self._session_lock.acquire()
+                    await self.session_lock.acquire()
                     locked = True
                     command = call.locked()
                 elif type(command) is Unlock:
-                    self._session_lock.release()
+                    self.session_lock.release()
                     locked = False
                     command = command.then
                 else:
                     break
+                if type(command) in stop:
+                    break
             return Ended(command, response, head, body)
+        except BaseException:
+            await close(response)
+            raise
         finally:
             if locked:  # the call ended (an error, a cancellation) holding the lock
-                self._session_lock.release()
+                self.session_lock.release()
+
+    def streaming(
+        self,
+        call: Call,
+        request: httpx.Request,
+        response: httpx.Response,
+        head: Head,
+        tracker: StreamTracker,
+    ) -> httpx.Response:
+        """The SSE answer handed on (``Stream``), its body passed through ``tracker``; this
+        executor runs the re-issue when the call asks for one."""
+        body = _Body(response, head)
+        stream = _TrackedStream(self, call, request, body, tracker)
+        # From the head read already: a lookup in response.headers would make httpx work
+        # out the headers' encoding first, a cost on every SSE answer.
+        if not body.raw or head.sized:
+            # Decoded, or of a length the events handed on may not keep (an id restored,
+            # a duplicate dropped): a response of ours, without the length.
+            return _rebuilt(call, request, response, stream=stream)
+        response.stream = stream  # the server's response, handed on with its body tracked
+        response.extensions[RECORD_EXTENSION] = call.ref
+        return response
 
 
-def streaming(
-    call: Call,
-    request: httpx.Request,
-    response: httpx.Response,
-    head: Head,
-    tracker: StreamTracker,
-    *,
-    executor: Executor,
-) -> httpx.Response:
-    """The SSE answer handed on, its body passed through ``tracker``; ``executor`` runs the
-    re-issue when the call asks for one."""
-    body = _Body(response, head)
-    stream = _TrackedStream(executor, call, request, body, tracker)
-    # From the head read already: a lookup in response.headers would make httpx work out
-    # the headers' encoding first, a cost on every SSE answer.
-    if not body.raw or head.sized:
-        # Decoded, or of a length the events handed on may not keep (an id restored,
-        # a duplicate dropped): a response of ours, without the length.
-        return _rebuilt(call, request, response, stream=stream)
-    response.stream = stream  # the server's response, handed on with its body tracked
-    response.extensions[RECORD_EXTENSION] = call.ref
-    return response
+async def close(response: httpx.Response | None) -> None:
+    """Close a response that is not handed on, shielded from a cancellation."""
+    if response is not None:
+        with anyio.CancelScope(shield=True):
+            await response.aclose()
 
 
 class _Body:
@@ -211,23 +210,16 @@ class _Body:
             await self._response.aclose()
 
 
+@attrs.define(eq=False)
 class _TrackedStream(httpx.AsyncByteStream):
     """An SSE body handed on as its tracker passes it; when it ends, the call says what
     follows: its end, a contained failure, an error, or a re-issue spliced into it."""
 
-    def __init__(
-        self,
-        executor: Executor,
-        call: Call,
-        request: httpx.Request,
-        body: _Body,
-        tracker: StreamTracker,
-    ) -> None:
-        self._executor = executor
-        self._call = call
-        self._request = request
-        self._body = body
-        self._tracker = tracker
+    _executor: Executor
+    _call: Call
+    _request: httpx.Request
+    _body: _Body
+    _tracker: StreamTracker
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         call = self._call
@@ -262,11 +254,10 @@ class _TrackedStream(httpx.AsyncByteStream):
                 self._body = _Body(response, head)
                 self._tracker = command.tracker
                 continue
-            if response is not None:
-                await response.aclose()  # a whole answer, read already
-            if type(command) is EndStream:
-                if command.last:
-                    yield command.last
+            await close(response)  # a whole answer, read already
+            if type(command) is Answer:  # its end: a contained failure, a spliced answer
+                if command.body:
+                    yield command.body
                 return
             raise failure(call, self._request, command)
 
@@ -298,7 +289,7 @@ async def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[
     if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
         body = await response.aread()
         if len(body) > limit:
-            raise _too_large(limit)
+            raise too_large(limit)
         return body, True
     raw = _raw_stream(response, head)
     chunks = []
@@ -309,7 +300,7 @@ async def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[
         async for chunk in response.aiter_bytes() if raw is None else raw:
             size += len(chunk)
             if size > limit:  # a hostile endless body
-                raise _too_large(limit)
+                raise too_large(limit)
             chunks.append(chunk)
     finally:
         if raw is not None:
@@ -319,10 +310,6 @@ async def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[
         return body, False
     response.stream = httpx.ByteStream(body)
     return body, True
-
-
-def _too_large(limit: int) -> BodyTooLarge:
-    return BodyTooLarge(f"response body larger than {limit} bytes")
 
 
 def answered(
@@ -337,6 +324,20 @@ def answered(
         response.extensions[RECORD_EXTENSION] = call.ref
         return response
     return _rebuilt(call, request, response, content=body)
+
+
+def made(call: Call, request: httpx.Request, answer: Answer) -> httpx.Response:
+    """An answer made here, not the server's response (a contained failure, or an answer
+    the call kept)."""
+    status, content_type = answer.status, answer.content_type
+    assert status is not None  # else the server's response is the answer: ``answered``
+    return httpx.Response(
+        status,
+        headers={} if content_type is None else {"content-type": content_type},
+        content=answer.body,
+        request=request,
+        extensions={RECORD_EXTENSION: call.ref},
+    )
 
 
 def _rebuilt(
@@ -358,19 +359,6 @@ def _rebuilt(
     )
 
 
-def head_of(response: httpx.Response) -> Head:
-    """The parts of a response head the call reads."""
-    headers = header_values(response.headers, RESPONSE_HEADERS)
-    return Head(
-        response.status_code,
-        headers.get("content-type"),
-        headers.get("retry-after"),
-        headers.get("mcp-session-id"),
-        "content-encoding" in headers,
-        "content-length" in headers,
-    )
-
-
 def with_body(request: httpx.Request, content: bytes, edits: HeaderEdits = ()) -> httpx.Request:
     """The request with another body (a re-sent or hedged copy under an id of its own), and
     its headers changed as ``edits`` say."""
@@ -381,11 +369,3 @@ def with_body(request: httpx.Request, content: bytes, edits: HeaderEdits = ()) -
         content=content,
         extensions=request.extensions,
     )
-
-
-def edited(raw: list[tuple[bytes, bytes]], edits: HeaderEdits) -> list[tuple[bytes, bytes]]:
-    """Header pairs for another body (its length is its own), changed as ``edits`` say."""
-    names = [name.encode() for name, _ in edits]
-    headers = strip_headers(raw, b"content-length", b"transfer-encoding", *names)
-    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
-    return headers

@@ -33,6 +33,7 @@ __all__ = [
     "environment_proxies",
     "failure",
     "refusal",
+    "too_large",
 ]
 
 MCP_TIMEOUT = httpx.Timeout(30.0, read=300.0)  # the MCP SDKs' defaults: a stream may idle
@@ -56,6 +57,11 @@ def environment_proxies() -> dict[str, str | None]:
 class BodyTooLarge(httpx.ReadError, errors.BodyTooLarge):
     """A JSON body larger than the transport's ``max_event_bytes``: not read, not retried
     (``mcp_safe_retry.BodyTooLarge`` catches it, whatever the HTTP library)."""
+
+
+def too_large(limit: int) -> BodyTooLarge:
+    """The error for a body past ``limit`` bytes, not read (a hostile endless body)."""
+    return BodyTooLarge(f"response body larger than {limit} bytes")
 
 
 class CircuitOpenError(httpx.TransportError, errors.CircuitOpenError):

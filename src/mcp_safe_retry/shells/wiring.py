@@ -1,5 +1,6 @@
 """How a shell is wired to its HTTP library, pure and shared by every flavour (httpx and
-httpx2, sync and async): the headers a shell reads in one pass, the checks that refuse an
+httpx2, sync and async): the headers a shell reads in one pass (a response's head, as the
+call reads it) and those it edits, the checks that refuse an
 inner transport, a client or a setting of the wrong library or mode with a message naming
 the class to use, ``mcp_client``'s keyword options sorted by whom they are for, and whether
 a shell can hedge."""
@@ -9,17 +10,25 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
+from ..core.commands import HeaderEdits
+from ..core.events import Head
 from ..core.headers import media_type
 from ..core.policy import RetryPolicy
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 __all__ = [
     "EntryGuard",
     "check_inner",
     "check_settings",
+    "edited",
+    "head_of",
     "header_values",
     "is_jsonrpc_post",
+    "routes",
     "split_options",
     "strip_headers",
     "wrong_client",
@@ -92,6 +101,27 @@ def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
 def strip_headers(raw: Iterable[tuple[bytes, bytes]], *names: bytes) -> list[tuple[bytes, bytes]]:
     """Raw header pairs without the named ones (names in lower case)."""
     return [(k, val) for k, val in raw if k.lower() not in names]
+
+
+def edited(raw: list[tuple[bytes, bytes]], edits: HeaderEdits) -> list[tuple[bytes, bytes]]:
+    """Header pairs for another body (its length is its own), changed as ``edits`` say."""
+    names = [name.encode() for name, _ in edits]
+    headers = strip_headers(raw, b"content-length", b"transfer-encoding", *names)
+    headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
+    return headers
+
+
+def head_of(response: Any) -> Head:
+    """The parts of an httpx or httpx2 response's head the call reads."""
+    headers = header_values(response.headers, RESPONSE_HEADERS)
+    return Head(
+        response.status_code,
+        headers.get("content-type"),
+        headers.get("retry-after"),
+        headers.get("mcp-session-id"),
+        "content-encoding" in headers,
+        "content-length" in headers,
+    )
 
 
 # -- mixing up the two HTTP libraries, or sync and async ---------------------------------
@@ -287,6 +317,26 @@ def split_options(
         else:
             sorted_options[2][name] = value
     return sorted_options
+
+
+def routes(
+    proxies: Mapping[str, str | None],
+    mounts: Mapping[str, T | None],
+    over: Callable[[T], R],
+    proxied: Callable[[str], T],
+) -> dict[str, R | None]:
+    """The routes ``mcp_client``'s client takes by itself, each with the retry layer above
+    it (``over``): the environment's ``proxies`` (URL pattern -> proxy URL, each reached
+    through the transport ``proxied`` makes for it), then the ``mounts`` given (URL pattern ->
+    inner transport). None: the pattern has no route of its own (no proxy)."""
+    table = {
+        pattern: None if proxy is None else over(proxied(proxy))
+        for pattern, proxy in proxies.items()
+    }
+    table.update(
+        {pattern: None if inner is None else over(inner) for pattern, inner in mounts.items()}
+    )
+    return table
 
 
 def no_race(*_: object, **__: object) -> NoReturn:

@@ -18,14 +18,14 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
+import attrs
 import httpx2 as httpx
 
 from ...core.breaker import Breaker
 from ...core.budget import Budget
-from ...core.call import Call, begin
-from ...core.commands import Contain, HandOn, Reply, Stream
+from ...core.call import begin
+from ...core.commands import HAND_ON, Answer, Stream
 from ...core.engine import Engine
-from ...core.extensions import RECORD_EXTENSION
 from ...core.hedging import hedged
 from ...core.policy import RetryPolicy
 from ...core.records import History
@@ -40,17 +40,18 @@ from ..wiring import (
     header_values,
     hedges,
     is_jsonrpc_post,
+    routes,
     split_options,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, Executor, answered, streaming
+from .bodies_httpx2_async import Ended, Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
 
 
-class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
+class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
     """Classify every JSON-RPC exchange and re-send only what is safe to re-send.
 
     Args:
@@ -86,7 +87,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
-        sleep: what the backoff is waited with (the ``sleep`` argument).
     """
 
     def __init__(
@@ -107,9 +107,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
         contain_failures: bool = False,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
-        self._inner = transport if transport is not None else httpx.AsyncHTTPTransport()
-        self.sleep = sleep if sleep is not None else anyio.sleep
-        self._session_lock = anyio.Lock()  # held by the call renewing an expired session
+        self._executor = Executor(
+            transport if transport is not None else httpx.AsyncHTTPTransport(),
+            sleep if sleep is not None else anyio.sleep,
+        )
         self.engine = Engine(
             policy=policy,
             history=history,
@@ -137,8 +138,17 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
         """
         check_inner(transport, self)
         twin = copy.copy(self)
-        twin._inner = transport
+        twin._executor = attrs.evolve(self._executor, inner=transport)
         return twin
+
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]:
+        """What the backoff is waited with (the ``sleep`` argument)."""
+        return self._executor.sleep
+
+    @sleep.setter
+    def sleep(self, sleep: Callable[[float], Awaitable[None]]) -> None:
+        self._executor.sleep = sleep
 
     @property
     def history(self) -> History:
@@ -175,42 +185,42 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return await self._inner.handle_async_request(request)
+                return await self._executor.inner.handle_async_request(request)
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
-            ended = await self._inner.handle_async_request(request)
+            ended = await self._executor.inner.handle_async_request(request)
             self.engine.sessions.end_answered(session, ended.status_code)
             return ended
         try:
             if hedging is None:
-                command, response, head, body = await self.run(call, request, Ended(call.start()))
+                start = Ended(call.start())
             else:
-                command, response, head, body = await race(request, hedging, self)
+                start = await race(request, hedging, self._executor)
+            command, response, head, body = await self._executor.run(call, request, start)
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
             publish(call.owed())
-        if type(command) is HandOn:
+        if command is HAND_ON:  # the server's answer as read: most calls end so
             assert response is not None
-            replacement = command.body
-            return answered(call, request, response, body if replacement is None else replacement)
+            return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
-            return streaming(call, request, response, head, command.tracker, executor=self)
-        if response is not None:  # an answer read but not handed on (replaced, or held back)
-            await response.aclose()
-        if type(command) is Contain:
-            return _response(request, call, 200, "application/json", command.body)
-        if type(command) is Reply:
-            return _response(request, call, command.status, command.content_type, command.body)
+            return self._executor.streaming(call, request, response, head, command.tracker)
+        if type(command) is Answer and command.status is None:  # the server's, body replaced
+            assert response is not None
+            return answered(call, request, response, body if command.body is None else command.body)
+        await close(response)  # an answer read but not handed on (held back)
+        if type(command) is Answer:
+            return made(call, request, command)
         raise failure(call, request, command)
 
     async def __aenter__(self) -> Self:
         """Enter the inner transport too (one that must be entered, such as an in-process
         ASGI bridge, starts its work there), as the client enters this one."""
-        await self._inner.__aenter__()
+        await self._executor.inner.__aenter__()
         return self
 
     async def __aexit__(
@@ -220,24 +230,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard, Executor):
         traceback: TracebackType | None = None,
     ) -> None:
         """Exit the inner transport (which closes it): it is closed once, by its own exit."""
-        await self._inner.__aexit__(exc_type, exc_value, traceback)
+        await self._executor.inner.__aexit__(exc_type, exc_value, traceback)
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def _response(
-    request: httpx.Request, call: Call, status: int, content_type: str | None, content: bytes
-) -> httpx.Response:
-    """An answer made here, not by the server's response (a contained failure, or an
-    answer the call kept)."""
-    return httpx.Response(
-        status,
-        headers={} if content_type is None else {"content-type": content_type},
-        content=content,
-        request=request,
-        extensions={RECORD_EXTENSION: call.ref},
-    )
+        await self._executor.inner.aclose()
 
 
 def mcp_client(
@@ -296,19 +292,13 @@ def mcp_client(
     retry = AsyncRetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
-    # The routes the client would take by itself, each with the retry layer above it.
-    routes = {
-        pattern: None
-        if proxy is None
-        else retry.over(httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options))
-        for pattern, proxy in proxies.items()
-    }
-    routes.update(
-        {pattern: None if inner is None else retry.over(inner) for pattern, inner in mounts.items()}
-    )
+
+    def proxied(proxy: str) -> httpx.AsyncBaseTransport:
+        return httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options)
+
     return httpx.AsyncClient(
         transport=retry,
-        mounts=routes,
+        mounts=routes(proxies, mounts, retry.over, proxied),
         headers=headers,
         auth=auth,
         timeout=MCP_TIMEOUT if timeout is None else timeout,
