@@ -7,7 +7,7 @@ it each attempt as it ends and when the call is over; it never decides anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .attempt_kinds import AttemptKind
 from .decision import Decision
@@ -17,7 +17,7 @@ from .hooks import Hook
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts, RequestId
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
+from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -28,12 +28,44 @@ __all__ = [
     "Books",
     "Notice",
     "RecordRef",
+    "Snapshot",
     "attempt_number",
 ]
 
 
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
+
+
+class _Taken(NamedTuple):
+    books: Books
+    attempts: list[AttemptValues]  # the books' list: appended to, never changed in place
+    size: int  # how many of them the snapshot holds
+    final: Classification | None  # the call's verdict, once it has one
+    now: float  # when it was taken (the call's clock)
+    session: str | None  # the record's session then
+
+
+class Snapshot(_Taken, LazyRecord):
+    """The record of a call as it was when an attempt ended: what changes as a call goes on
+    (how many attempts, the verdict, the time, the session), kept as a tuple; the record
+    is built from it and the books' fixed facts when first read (``get``), then kept.
+
+    The books only ever append to their list of attempts (a hedged call's sorted list and
+    an amended last attempt are new lists), so the first ``size`` are as they were.
+    Equal only to itself, as a history replaces it."""
+
+    _record: CallRecord | None = None
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+    def get(self) -> CallRecord:
+        record = self._record
+        if record is None:
+            record = self._record = self.books.record(self)  # two threads: equal values
+        return record
 
 
 class RecordRef:
@@ -102,7 +134,7 @@ class Books:
         """The newest snapshot of the record (one taken now if none was yet)."""
         snapshot = self._snapshot
         if snapshot is None:
-            snapshot = self.take(None, self.start)
+            snapshot = self._snapshot = self._take(None, self.start)
         return snapshot
 
     def annotated(self, exc: BaseException) -> BaseException:
@@ -144,17 +176,19 @@ class Books:
     def add(self, attempt: AttemptValues, head: Head | None, *, hedged: bool) -> None:
         """Keep an attempt that ended (a hedged call's are numbered as their copies were
         sent); the record's session is the first one an answer named."""
-        attempts = self.attempts
-        attempts.append(attempt)
-        if hedged:
-            attempts.sort(key=attempt_number)
-        if head is not None and head.session_id and self.session is None:
+        if hedged:  # a new list: the snapshots taken keep theirs as it was
+            self.attempts = sorted((*self.attempts, attempt), key=attempt_number)
+        else:
+            self.attempts.append(attempt)
+        if self.session is None and head is not None and head.session_id:
             self.session = head.session_id
 
     def ended(self, final: Classification | None, now: float, wire_id: RequestId | None) -> None:
         """Take the snapshot after an attempt (``final``: the call's verdict when the call
         ends with it, else None), tell the hooks, and close the books if it ended."""
-        snapshot = self.take(final, now)
+        attempts = self.attempts
+        snapshot = Snapshot(self, attempts, len(attempts), final, now, self.session)
+        self._snapshot = snapshot
         listeners = self._context.listeners()
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
@@ -164,8 +198,9 @@ class Books:
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""
         last = self.attempts[-1]
-        self.attempts[-1] = last._replace(decision=stop)
-        snapshot = self.take(last.classification, now)
+        # A new list: the snapshots taken keep the attempt as it was.
+        self.attempts = [*self.attempts[:-1], last._replace(decision=stop)]
+        snapshot = self._snapshot = self._take(last.classification, now)
         self._finish(snapshot, last.classification, now, self._context.listeners(), wire_id)
 
     def reopened(self) -> None:
@@ -203,10 +238,7 @@ class Books:
             fate=str(copy.state),
         )
         self.add(attempt, head, hedged=True)
-        snapshot = self.take(None, now)
-        listeners = self._context.listeners()
-        if listeners:
-            self._tell(listeners, snapshot, attempt=True)
+        self.ended(None, now, None)
 
     def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
         """Keep a notification for the shell to tell (an attempt's end, or else the call's)."""
@@ -241,35 +273,41 @@ class Books:
                     session_id=self.session,
                     now=now,
                 )
-        context.history.append(snapshot, replacing=self.previous)
-        self.previous = None
+        previous = self.previous
+        if previous is not None:
+            self.previous = None
+        context.history.append(snapshot, replacing=previous)
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
 
-    def take(self, final: Classification | None, now: float) -> LazyRecord:
-        """Freeze the record's values as they are now (the record is built when read)."""
+    def _take(self, final: Classification | None, now: float) -> Snapshot:
+        """The record's values as they are now (the record is built when read)."""
+        attempts = self.attempts
+        return Snapshot(self, attempts, len(attempts), final, now, self.session)
+
+    def record(self, snapshot: Snapshot) -> CallRecord:
+        """The record ``snapshot`` stands for, built (``Snapshot.get``)."""
         facts = self._facts
-        snapshot = LazyRecord(
-            RecordValues(
-                method=facts.method,
-                tool=facts.tool,
-                request_id=facts.id,
-                idempotency=self._idempotency,
-                attempts=tuple(self.attempts),
-                classification=final,
-                complete=final is not None,
-                client=self._client,
-                protocol_version=self._protocol_version,
-                session_id=self.session,
-                scenario=self._context.scenario,
-                arguments_digest=facts.identity,  # worked out when the record is built
-                started_at=self.started_at,
-                duration=max(0.0, now - self.start),
-                duplicate_of=self.duplicate,
-            )
+        now = snapshot.now
+        final = snapshot.final
+        return CallRecord(
+            method=facts.method,
+            tool=facts.tool,
+            request_id=facts.id,
+            idempotency=self._idempotency,
+            attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
+            classification=final,
+            complete=final is not None,
+            client=self._client,
+            protocol_version=self._protocol_version,
+            session_id=snapshot.session,
+            # The transport's scenario label: set once, when it is built.
+            scenario=self._context.scenario,
+            arguments_digest=str(facts.identity),
+            started_at=self.started_at,
+            duration=max(0.0, now - self.start),
+            duplicate_of=self.duplicate,
         )
-        self._snapshot = snapshot
-        return snapshot
 
 
 def attempt_number(attempt: AttemptValues) -> int:
