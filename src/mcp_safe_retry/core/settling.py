@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .attempt_kinds import AttemptKind, ErrorKind
 from .commands import Send
-from .decision import Decision, Reason, decide
+from .decision import RESUMABLE, SETTLED, Decision, Reason, decide, is_transient
 from .hedge_rules import CopyState
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
@@ -174,33 +174,42 @@ class Settling:
         classification, head, error_kind, retry_after, message, resumable = settle
         context = self._context
         now = context.clock()
-        number = len(self.books.attempts) + 1 - self.hedges
-        decision = decide(
-            context.policy,
-            idempotency=self.idempotency,
-            classification=classification,
-            attempt=number,
-            elapsed=now - self.books.start,
-            retry_after=retry_after,
-            rand=context.rand,
-        )
-        if resumable or (decision.retry and self.outgoing.resuming):
+        decision = SETTLED.get(classification.outcome)
+        if decision is None:  # a failure: weighed against the policy, the attempt, the time
+            books = self.books
+            decision = decide(
+                context.policy,
+                idempotency=self.idempotency,
+                classification=classification,
+                attempt=len(books.attempts) + 1 - self.hedges,
+                elapsed=now - books.start,
+                retry_after=retry_after,
+                rand=context.rand,
+            )
+            retry = decision.retry
+            failed = is_transient(context.policy, classification)
+        else:  # a success or a redirect: settled by its outcome, no failure
+            retry = failed = False
+        if resumable or (retry and self.outgoing.resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision.stop(Reason.RESUMABLE)
+            decision, retry = RESUMABLE, False
         if self.facts.id is not None:
             answered = self._answered
-            if decision.retry and not answered and context.ask_budget is not None:
+            if retry and not answered and context.ask_budget is not None:
                 return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(context, classification)
+            counted(context, failed)
             if answered:  # settled again with the budget's answer (last: a True spends a token)
                 self._answered = False
-                if decision.retry and self._stop is not None:
-                    decision = self._stop
-            elif decision.retry and not context.budget.allow_retry():
-                decision = THROTTLED
+                stop = self._stop
+                if retry and stop is not None:
+                    decision, retry = stop, False
+            elif retry and not context.budget.allow_retry():
+                decision, retry = THROTTLED, False
             # The breaker's ratio counts the call once, when no retry follows.
-            told(self._admit, failed, retry_after, ends_call=not decision.retry)
-            if decision.retry:
+            admit = self._admit
+            if admit is not None:
+                told(admit, failed, retry_after, ends_call=not retry)
+            if retry:
                 self._spent = True
         return self.record(
             decision,
