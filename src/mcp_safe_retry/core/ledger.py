@@ -15,7 +15,7 @@ from .extensions import RECORD_ATTRIBUTE
 from .hedge_rules import Copy, CopyKind
 from .hooks import Hook
 from .idempotency import Idempotency
-from .jsonrpc import RequestFacts, RequestId
+from .jsonrpc import JSON, RequestFacts, RequestId
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
@@ -173,21 +173,34 @@ class Books:
         self._pending = None
         return pending
 
-    def add(self, attempt: AttemptValues, head: Head | None, *, hedged: bool) -> None:
-        """Keep an attempt that ended (a hedged call's are numbered as their copies were
-        sent); the record's session is the first one an answer named."""
-        if hedged:  # a new list: the snapshots taken keep theirs as it was
-            self.attempts = sorted((*self.attempts, attempt), key=attempt_number)
-        else:
-            self.attempts.append(attempt)
-        if self.session is None and head is not None and head.session_id:
-            self.session = head.session_id
+    def ended(
+        self,
+        attempt: AttemptValues,
+        head: Head | None,
+        final: Classification | None,
+        now: float,
+        wire_id: RequestId | None,
+        *,
+        message: JSON = None,
+        hedged: bool = False,
+    ) -> None:
+        """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
+        verdict when the call ends with it (else None), then the transport learns what its
+        answer (``message``) tells and the books are closed. The hooks are owed both.
 
-    def ended(self, final: Classification | None, now: float, wire_id: RequestId | None) -> None:
-        """Take the snapshot after an attempt (``final``: the call's verdict when the call
-        ends with it, else None), tell the hooks, and close the books if it ended."""
+        A hedged call's attempts are numbered as their copies were sent; the record's
+        session is the first one an answer named."""
         attempts = self.attempts
-        snapshot = Snapshot(self, attempts, len(attempts), final, now, self.session)
+        if hedged:  # a new list: the snapshots taken keep theirs as it was
+            attempts = self.attempts = sorted((*attempts, attempt), key=attempt_number)
+        else:
+            attempts.append(attempt)
+        session = self.session
+        if session is None and head is not None and head.session_id:
+            session = self.session = head.session_id
+        if final is not None:
+            self._context.observed.learn(self._facts, final, message, session)
+        snapshot = Snapshot(self, attempts, len(attempts), final, now, session)
         self._snapshot = snapshot
         listeners = self._context.listeners()
         if listeners:
@@ -237,8 +250,7 @@ class Books:
             session_id=sent_session,
             fate=str(copy.state),
         )
-        self.add(attempt, head, hedged=True)
-        self.ended(None, now, None)
+        self.ended(attempt, head, None, now, None, hedged=True)
 
     def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
         """Keep a notification for the shell to tell (an attempt's end, or else the call's)."""

@@ -41,6 +41,8 @@ ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
 
 _SEND_AS_IS = Send(None)
+_values = tuple.__new__  # an AttemptValues from its values in order, as positional as it reads
+_APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
@@ -48,22 +50,17 @@ _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fat
 class Settling:
     """How one call's attempts are settled, and what the call's verdict is (``done``)."""
 
-    __slots__ = (
-        "_admit",
-        "_answered",
-        "_context",
-        "_planned",
-        "_spent",
-        "_stop",
-        "books",
-        "copy_number",
-        "done",
-        "facts",
-        "hedged",
-        "hedges",
-        "idempotency",
-        "outgoing",
-    )
+    # What most calls never change, as class-level defaults: fewer stores per call.
+    done = False  # the call has its verdict (a resumption opens it again)
+    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
+    _answered = False  # while settling again: the budget has answered...
+    _stop: Decision | None = None  # ...and this stops the call instead of the retry
+    _spent = False  # the budget gave a token for the retry planned, not sent yet
+    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
+    # with a fate; hedges use up no retries.
+    hedged = False
+    copy_number = 0
+    hedges = 0
 
     def __init__(
         self,
@@ -81,16 +78,6 @@ class Settling:
         self.books = books
         self.outgoing = outgoing
         self._admit = admit  # the breaker, told how each call ends
-        self.done = False  # the call has its verdict (a resumption opens it again)
-        self._planned: PendingRetry | None = None  # the attempt to settle once the budget answers
-        self._answered = False  # while settling again: the budget has answered...
-        self._stop: Decision | None = None  # ...and this stops the call instead of the retry
-        self._spent = False  # the budget gave a token for the retry planned, not sent yet
-        # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent,
-        # each with a fate; hedges use up no retries.
-        self.hedged = False
-        self.copy_number = 0
-        self.hedges = 0
 
     @property
     def planned(self) -> bool:
@@ -117,7 +104,8 @@ class Settling:
     def send(self) -> Send:
         """The request goes out now (the first send, or the retry planned: its budget
         token, if it took one, is used)."""
-        self._spent = False
+        if self._spent:
+            self._spent = False
         outgoing = self.outgoing
         outgoing.sent_at = self._context.clock()
         outgoing.in_flight = True
@@ -242,38 +230,48 @@ class Settling:
         resuming = outgoing.resuming
         hedged = self.hedged
         renewal = outgoing.renewal
+        retry = decision.retry
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
-        if final is None:
-            final = classification
-        attempt = AttemptValues(
-            number=self.copy_number if hedged else len(books.attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if resuming else outgoing.origin,
-            wire_id=outgoing.wire_id,
-            classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
-            error_kind=error_kind,
-            delay=outgoing.delay,
-            retry_after=retry_after,
-            decision=decision,
-            elapsed=outgoing.sent_at - books.start,
-            duration=max(0.0, now - outgoing.sent_at),
-            kind=kind
-            or (_RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING),
-            session_id=outgoing.session if renewal is None else renewal.session,
-            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
+        sent_at = outgoing.sent_at
+        duration = now - sent_at
+        attempt = _values(
+            AttemptValues,
+            (
+                self.copy_number if hedged else len(books.attempts) + 1,  # number
+                _APPLICATION if resuming else outgoing.origin,  # retry_origin
+                outgoing.wire_id,
+                classification,
+                None if head is None else head.status,
+                None if head is None else head.content_type,
+                error_kind,
+                outgoing.delay,
+                retry_after,
+                decision,
+                sent_at - books.start,  # elapsed
+                duration if duration > 0.0 else 0.0,
+                kind,
+                outgoing.session if renewal is None else renewal.session,  # session_id
+                (_FAILED if retry else _WON) if hedged and renewal is None else None,  # fate
+            ),
         )
-        books.add(attempt, head, hedged=hedged)
-        if hedged:
-            self.copy_number = len(books.attempts) + 1  # an attempt after the race
         outgoing.resuming = False
-        if decision.retry:
+        if retry:
+            books.ended(attempt, head, None, now, None, hedged=hedged)
             self._prepare_retry(decision)
         else:
             self.done = True
-            self._context.observed.learn(self.facts, final, message, books.session)
-        books.ended(final if self.done else None, now, outgoing.wire_id)
+            books.ended(
+                attempt,
+                head,
+                classification if final is None else final,
+                now,
+                outgoing.wire_id,
+                message=message,
+                hedged=hedged,
+            )
+        if hedged:
+            self.copy_number = len(books.attempts) + 1  # an attempt after the race
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:
