@@ -16,6 +16,7 @@ from .hedge_rules import Copy, CopyKind
 from .hooks import Hook
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, RequestId
+from .observed import LEARNED_METHODS
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
@@ -70,23 +71,21 @@ class Snapshot(_Taken, LazyRecord):
 
 class RecordRef:
     """Where a response (or the exception that ends a call) finds the newest snapshot of
-    its call's record (asked of the call when read: handing one on costs no snapshot)."""
+    its call's record: the call's books themselves (``Books``), asked when read, so handing
+    one on costs neither a snapshot nor an object."""
 
-    __slots__ = ("_books",)
-
-    def __init__(self, books: Books) -> None:
-        self._books = books
+    __slots__ = ()
 
     @property
     def snapshot(self) -> LazyRecord:
-        return self._books.latest()
+        raise NotImplementedError
 
     @property
     def current(self) -> CallRecord:
-        return self._books.latest().get()
+        return self.snapshot.get()
 
 
-class Books:
+class Books(RecordRef):
     """The books of one call: its attempts, the newest snapshot of its record, and what the
     hooks have yet to hear (``owed``)."""
 
@@ -125,12 +124,11 @@ class Books:
 
     @property
     def ref(self) -> RecordRef:
-        """Where the newest snapshot of this call's record is kept."""
-        # A new one each time, never kept here: books holding a ref that holds them would
-        # be a cycle, left for the garbage collector on every call.
-        return RecordRef(self)
+        """Where the newest snapshot of this call's record is kept: the books."""
+        return self
 
-    def latest(self) -> LazyRecord:
+    @property
+    def snapshot(self) -> LazyRecord:
         """The newest snapshot of the record (one taken now if none was yet)."""
         snapshot = self._snapshot
         if snapshot is None:
@@ -198,8 +196,9 @@ class Books:
         session = self.session
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
-        if final is not None:
-            self._context.observed.learn(self._facts, final, message, session)
+        facts = self._facts
+        if final is not None and facts.method in LEARNED_METHODS:
+            self._context.observed.learn(facts, final, message, session)
         snapshot = Snapshot(self, attempts, len(attempts), final, now, session)
         self._snapshot = snapshot
         listeners = self._context.listeners()
