@@ -8,8 +8,10 @@ import json
 from mcp_safe_retry.core.commands import Send
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.ledger import Snapshot
-from mcp_safe_retry.core.records import LazyRecord
+from mcp_safe_retry.core.outcomes import verdict
+from mcp_safe_retry.core.records import AttemptValues, LazyRecord
 from mcp_safe_retry.instrumentation.hooks import publish
+from mcp_safe_retry.records import Outcome, RetryOrigin
 from tests.core.drive import JSON, Clock, answer, begin, engine, sent_message
 
 
@@ -93,3 +95,34 @@ def test_a_snapshot_is_equal_only_to_itself() -> None:
     twin = Snapshot(*snapshot)
     assert twin.get() == snapshot.get()
     assert twin != snapshot and snapshot == call.ref.snapshot
+
+
+def _copy_attempt(number: int) -> AttemptValues:
+    return AttemptValues(
+        number=number,
+        retry_origin=RetryOrigin.SDK,
+        wire_id=f"w{number}",
+        classification=verdict(Outcome.NETWORK_ERROR, error_kind="connect"),
+        status=None,
+        content_type=None,
+        error_kind="connect",
+        delay=0.0,
+        retry_after=None,
+        decision=None,
+        elapsed=0.0,
+        duration=0.0,
+        kind="hedge",
+        fate="failed",
+    )
+
+
+def test_a_hedged_call_s_attempts_are_sorted_into_a_new_list_earlier_snapshots_keep_theirs() -> (
+    None
+):
+    call = begin(engine())
+    books = call.books
+    books.ended(_copy_attempt(3), None, None, 1.0, None, hedged=True)
+    third = books.snapshot
+    books.ended(_copy_attempt(2), None, None, 2.0, None, hedged=True)
+    assert [a.number for a in third.get().attempts] == [3]
+    assert [a.number for a in books.snapshot.get().attempts] == [2, 3]
