@@ -3,8 +3,11 @@ its entry in the history, driven through a call's events."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 
+from mcp_safe_retry import History
 from mcp_safe_retry.core.commands import Send
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.ledger import Snapshot
@@ -126,3 +129,26 @@ def test_a_hedged_call_s_attempts_are_sorted_into_a_new_list_earlier_snapshots_k
     books.ended(_copy_attempt(2), None, None, 2.0, None, hedged=True)
     assert [a.number for a in third.get().attempts] == [3]
     assert [a.number for a in books.snapshot.get().attempts] == [2, 3]
+
+
+def test_a_finished_call_s_books_and_snapshots_are_freed_without_the_garbage_collector() -> None:
+    """A snapshot holds the call's fixed facts, never its books: no cycle between them, so
+    a call the history has pushed out is freed as soon as nothing holds it."""
+    e = engine(history=History(maxlen=1))
+    gc.disable()
+    try:
+        call = begin(e)
+        call.start()
+        call.headed(JSON)
+        call.received(answer(7))
+        assert e.history.last() is call.ref.current  # the same snapshot, built once
+        books, record = weakref.ref(call.books), weakref.ref(call.ref.current)
+        del call
+        assert books() is None  # the history holds the snapshot, not the books
+        other = begin(e, request_id=8)
+        other.start()
+        other.headed(JSON)
+        other.received(answer(8))
+        assert record() is None  # pushed out of the history: its snapshot is gone at once
+    finally:
+        gc.enable()

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Books",
+    "Fixed",
     "Notice",
     "RecordRef",
     "Snapshot",
@@ -34,12 +35,29 @@ __all__ = [
 ]
 
 
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
+
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
 
 
+class Fixed(NamedTuple):
+    """What a call's record says that never changes once the call began (the books keep
+    it, and so does each snapshot: a snapshot never holds the books, so no call's books and
+    snapshots make a cycle for the garbage collector)."""
+
+    facts: RequestFacts
+    idempotency: Idempotency
+    client: str | None
+    protocol_version: str | None
+    scenario: str | None
+    start: float  # monotonic: the call's first send
+    started_at: float  # wall clock, for the record
+    duplicate: Duplicate | None
+
+
 class _Taken(NamedTuple):
-    books: Books
+    fixed: Fixed
     attempts: list[AttemptValues]  # the books' list: appended to, never changed in place
     size: int  # how many of them the snapshot holds
     final: Classification | None  # the call's verdict, once it has one
@@ -49,8 +67,9 @@ class _Taken(NamedTuple):
 
 class Snapshot(_Taken, LazyRecord):
     """The record of a call as it was when an attempt ended: what changes as a call goes on
-    (how many attempts, the verdict, the time, the session), kept as a tuple; the record
-    is built from it and the books' fixed facts when first read (``get``), then kept.
+    (how many attempts, the verdict, the time, the session), kept as a tuple with what
+    never changes (``Fixed``); the record is built from them when first read (``get``),
+    then kept.
 
     The books only ever append to their list of attempts (a hedged call's sorted list and
     an amended last attempt are new lists), so the first ``size`` are as they were.
@@ -65,8 +84,32 @@ class Snapshot(_Taken, LazyRecord):
     def get(self) -> CallRecord:
         record = self._record
         if record is None:
-            record = self._record = self.books.record(self)  # two threads: equal values
+            record = self._record = _built(self)  # two threads: equal values
         return record
+
+
+def _built(snapshot: Snapshot) -> CallRecord:
+    """The record ``snapshot`` stands for."""
+    fixed = snapshot.fixed
+    facts = fixed.facts
+    final = snapshot.final
+    return CallRecord(
+        method=facts.method,
+        tool=facts.tool,
+        request_id=facts.id,
+        idempotency=fixed.idempotency,
+        attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
+        classification=final,
+        complete=final is not None,
+        client=fixed.client,
+        protocol_version=fixed.protocol_version,
+        session_id=snapshot.session,
+        scenario=fixed.scenario,
+        arguments_digest=str(facts.identity),
+        started_at=fixed.started_at,
+        duration=max(0.0, snapshot.now - fixed.start),
+        duplicate_of=fixed.duplicate,
+    )
 
 
 class RecordRef:
@@ -110,16 +153,25 @@ class Books(RecordRef):
     ) -> None:
         self._context = context
         self._facts = facts
-        self._idempotency = idempotency
         self.start = start  # monotonic: the call's first send
-        self.started_at = started_at  # wall clock, for the record
-        self._client = client
-        self._protocol_version = protocol_version
         self.session = session  # the session of the call's record (the first one seen)
         # The duplicate guard (core/guard.py): the server key of a call it watches, and the
         # earlier call this one repeats while that may have run.
         self._guarded = guarded
         self.duplicate = duplicate
+        self._fixed = _new(
+            Fixed,
+            (
+                facts,
+                idempotency,
+                client,
+                protocol_version,
+                context.scenario,  # the transport's label, set once when it was built
+                start,
+                started_at,
+                duplicate,
+            ),
+        )
         self.attempts: list[AttemptValues] = []
 
     @property
@@ -199,7 +251,7 @@ class Books(RecordRef):
         facts = self._facts
         if final is not None and facts.method in LEARNED_METHODS:
             self._context.observed.learn(facts, final, message, session)
-        snapshot = Snapshot(self, attempts, len(attempts), final, now, session)
+        snapshot = Snapshot(self._fixed, attempts, len(attempts), final, now, session)
         self._snapshot = snapshot
         listeners = self._context.listeners()
         if listeners:
@@ -280,7 +332,7 @@ class Books(RecordRef):
                     self.attempts,
                     classification,
                     request_id=facts.id,
-                    started_at=self.started_at,
+                    started_at=self._fixed.started_at,
                     session_id=self.session,
                     now=now,
                 )
@@ -294,31 +346,7 @@ class Books(RecordRef):
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
         attempts = self.attempts
-        return Snapshot(self, attempts, len(attempts), final, now, self.session)
-
-    def record(self, snapshot: Snapshot) -> CallRecord:
-        """The record ``snapshot`` stands for, built (``Snapshot.get``)."""
-        facts = self._facts
-        now = snapshot.now
-        final = snapshot.final
-        return CallRecord(
-            method=facts.method,
-            tool=facts.tool,
-            request_id=facts.id,
-            idempotency=self._idempotency,
-            attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
-            classification=final,
-            complete=final is not None,
-            client=self._client,
-            protocol_version=self._protocol_version,
-            session_id=snapshot.session,
-            # The transport's scenario label: set once, when it is built.
-            scenario=self._context.scenario,
-            arguments_digest=str(facts.identity),
-            started_at=self.started_at,
-            duration=max(0.0, now - self.start),
-            duplicate_of=self.duplicate,
-        )
+        return Snapshot(self._fixed, attempts, len(attempts), final, now, self.session)
 
 
 def attempt_number(attempt: AttemptValues) -> int:
