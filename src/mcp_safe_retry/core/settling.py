@@ -41,7 +41,7 @@ ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
 
 _SEND_AS_IS = Send(None)
-_values = tuple.__new__  # an AttemptValues from its values in order, as positional as it reads
+_values = tuple.__new__  # an AttemptValues from its values in field order (no keyword call)
 _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
