@@ -198,8 +198,8 @@ class AttemptValues(NamedTuple):
 class LazyRecord:
     """A CallRecord built on first read (``get``) and kept: what the history holds and the
     hooks are handed. A call's books take one when an attempt ends (``ledger.Snapshot``:
-    the few facts that change, the rest read from the books when the record is built);
-    ``of`` wraps a record already built."""
+    the few facts that change, beside the call's fixed ones, built into the record when
+    read); ``of`` wraps a record already built."""
 
     __slots__ = ()
 
