@@ -251,7 +251,7 @@ class Books(RecordRef):
         facts = self._facts
         if final is not None and facts.method in LEARNED_METHODS:
             self._context.observed.learn(facts, final, message, session)
-        snapshot = Snapshot(self._fixed, attempts, len(attempts), final, now, session)
+        snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
         listeners = self._context.listeners()
         if listeners:
@@ -346,7 +346,7 @@ class Books(RecordRef):
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
         attempts = self.attempts
-        return Snapshot(self._fixed, attempts, len(attempts), final, now, self.session)
+        return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
 
 
 def attempt_number(attempt: AttemptValues) -> int:
