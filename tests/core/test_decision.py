@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_safe_retry import Idempotency, RetryPolicy
-from mcp_safe_retry.core.decision import decide
+from mcp_safe_retry.core.decision import SETTLED, decide, is_transient
 from mcp_safe_retry.core.outcomes import verdict
 from mcp_safe_retry.policy import Jitter
 from mcp_safe_retry.records import Outcome, Reason
@@ -154,3 +154,27 @@ def test_unsent_retries_count_against_max_retries(kind: str) -> None:
 def test_a_read_that_never_left_keeps_its_network_error_reason() -> None:
     d = _decide(Outcome.NETWORK_ERROR, kind="connect", idem=Idempotency.READ)
     assert (d.retry, d.reason) == (True, Reason.NETWORK_ERROR)
+
+
+@pytest.mark.parametrize("outcome", [pytest.param(o, id=str(o)) for o in Outcome])
+def test_an_outcome_that_settles_its_attempt_is_no_failure_whatever_the_policy(
+    outcome: Outcome,
+) -> None:
+    """``SETTLED`` is ``decide``'s first step: what it holds stops whatever else is true,
+    and is never a transient failure (a caller that finds it there counts none)."""
+    classification = verdict(outcome, status=503, error_kind="connect")
+    stop = SETTLED.get(outcome)
+    for policy in (RetryPolicy(), RetryPolicy(retry_statuses=frozenset(), max_retries=0)):
+        for idempotency in Idempotency:
+            decision = decide(
+                policy,
+                idempotency=idempotency,
+                classification=classification,
+                attempt=1,
+                elapsed=0.0,
+                rand=lambda: 0.5,
+            )
+            if stop is not None:
+                assert decision is stop
+                assert not is_transient(policy, classification)
+    assert stop is None or not stop.retry

@@ -7,7 +7,7 @@ import attrs
 from mcp_safe_retry import History, Idempotency
 from mcp_safe_retry.core.decision import Decision, Reason
 from mcp_safe_retry.core.outcomes import verdict
-from mcp_safe_retry.core.records import AttemptValues, LazyRecord, RecordValues
+from mcp_safe_retry.core.records import AttemptValues, LazyRecord
 from mcp_safe_retry.records import Attempt, CallRecord, Outcome, RetryOrigin
 
 
@@ -16,10 +16,10 @@ def test_attempt_values_follow_the_attempt_fields_in_order() -> None:
     assert (*AttemptValues._fields, "delivery") == tuple(f.name for f in attrs.fields(Attempt))
 
 
-def test_lazy_record_builds_the_record_once() -> None:
+def test_an_attempt_is_built_from_its_values_in_order() -> None:
     ok = verdict(Outcome.TOOL_SUCCESS)
     stop = Decision.stop(Reason.SUCCESS)
-    attempt = AttemptValues(
+    values = AttemptValues(
         number=1,
         retry_origin=RetryOrigin.NONE,
         wire_id=7,
@@ -34,42 +34,9 @@ def test_lazy_record_builds_the_record_once() -> None:
         duration=0.01,
         kind="post",
     )
-    values = RecordValues(
-        method="tools/call",
-        tool="search",
-        request_id=7,
-        idempotency=Idempotency.READ,
-        attempts=(attempt,),
-        classification=ok,
-        complete=True,
-        client="client@1",
-        protocol_version="2025-11-25",
-        session_id="s1",
-        scenario=None,
-        arguments_digest="d" * 24,
-        started_at=1.0,
-        duration=0.01,
-        duplicate_of=None,
-    )
-    lazy = LazyRecord(values)
-    record = lazy.get()
-    assert lazy.get() is record
-    assert record == CallRecord(
-        method="tools/call",
-        tool="search",
-        request_id=7,
-        idempotency=Idempotency.READ,
-        attempts=(Attempt(*attempt),),
-        classification=ok,
-        complete=True,
-        client="client@1",
-        protocol_version="2025-11-25",
-        session_id="s1",
-        arguments_digest="d" * 24,
-        started_at=1.0,
-        duration=0.01,
-    )
-    assert record.attempts[0].decision is stop
+    attempt = Attempt(*values)
+    assert attempt == Attempt(**values._asdict())
+    assert attempt.decision is stop
 
 
 def test_history_takes_records_and_snapshots_and_replaces_by_identity() -> None:

@@ -20,11 +20,16 @@ def test_a_transient_failure_is_counted_failed_an_answer_succeeded() -> None:
     budget = RetryBudget(burst=2, per_success=0.5)
     e = engine(budget=budget)
     assert budget.allow_retry() and budget.allow_retry()
-    assert counted(e, FAILED) is True
+    tally(e, None, FAILED, None, ends_call=True)
     assert budget.tokens == 0.0  # a failure alone costs nothing
-    assert counted(e, ANSWERED) is False
+    tally(e, None, ANSWERED, None, ends_call=True)
     assert budget.tokens == 0.5  # a success earns half a retry back
-    assert counted(e, verdict(Outcome.HTTP_ERROR, status=400)) is False  # not transient
+    tally(e, None, verdict(Outcome.HTTP_ERROR, status=400), None, ends_call=True)
+    assert budget.tokens == 1.0  # not transient: counted as no failure
+    counted(e, True)
+    assert budget.tokens == 1.0
+    counted(e, False)
+    assert budget.tokens == 1.5
 
 
 def test_the_breaker_asked_before_a_post_is_told_how_it_ended() -> None:

@@ -235,3 +235,18 @@ def test_healthy_calls_cost_nothing_at_info(
         call(client, "ping")
         call(client, "tools/call", 2, name="t", arguments={})
     assert mine(caplog) == []
+
+
+def test_the_hook_is_enabled_while_its_logger_logs_info_as_the_level_moves() -> None:
+    log = logging.getLogger("mcp_safe_retry.test_enabled")
+    hook = LoggingHook(log)
+    try:
+        log.setLevel(logging.WARNING)
+        assert not hook.enabled()
+        log.setLevel(logging.INFO)
+        assert hook.enabled()  # the logger's own check, asked each time
+        log.disabled = True
+        assert not hook.enabled()
+    finally:
+        log.disabled = False
+        log.setLevel(logging.NOTSET)

@@ -4,8 +4,9 @@ server asked for and a source of randomness for the jitter."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Literal
 
 import attrs
@@ -16,7 +17,7 @@ from .idempotency import Idempotency
 from .outcomes import SUCCESSES, Classification, Outcome
 from .policy import RetryPolicy
 
-__all__ = ["Decision", "Reason", "decide", "is_transient"]
+__all__ = ["RESUMABLE", "SETTLED", "Decision", "Reason", "decide", "is_transient"]
 
 
 class Reason(StrEnum):
@@ -88,11 +89,9 @@ def decide(
         retry_after: seconds the server asked to wait, if it did (429 and 503 only).
         rand: a source of uniform numbers in [0, 1), for jitter.
     """
-    outcome = classification.outcome
-    if outcome in SUCCESSES:
-        return _STOP_SUCCESS
-    if outcome is Outcome.REDIRECT:  # the client sends the request on: not ours to re-send
-        return _STOP_REDIRECT
+    stop = SETTLED.get(classification.outcome)
+    if stop is not None:
+        return stop
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
@@ -122,6 +121,19 @@ _STOP_SUCCESS = Decision.stop(Reason.SUCCESS)
 _STOP_NOT_RETRYABLE = Decision.stop(Reason.NOT_RETRYABLE)
 _STOP_NOT_IDEMPOTENT = Decision.stop(Reason.NOT_IDEMPOTENT)
 _STOP_REDIRECT = Decision.stop(Reason.REDIRECT)
+RESUMABLE = Decision.stop(Reason.RESUMABLE)
+
+SETTLED: Mapping[Outcome, Decision] = MappingProxyType(
+    {
+        **dict.fromkeys(SUCCESSES, _STOP_SUCCESS),
+        # A redirect: the client sends the request on to its Location, not ours to re-send.
+        Outcome.REDIRECT: _STOP_REDIRECT,
+    }
+)
+"""The outcomes whose attempt the outcome alone settles, whatever the policy, the attempt
+number or the time (``decide``'s first step), and the stop for each: none is a transient
+failure (``is_transient`` is False), so a caller that finds its outcome here weighs
+nothing and counts no failure."""
 
 
 def _transient_reason(policy: RetryPolicy, classification: Classification) -> Reason | None:

@@ -7,7 +7,7 @@ it each attempt as it ends and when the call is over; it never decides anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .attempt_kinds import AttemptKind
 from .decision import Decision
@@ -15,9 +15,10 @@ from .extensions import RECORD_ATTRIBUTE
 from .hedge_copies import Copy, CopyKind
 from .hooks import Hook
 from .idempotency import Idempotency
-from .jsonrpc import RequestFacts, RequestId
+from .jsonrpc import JSON, RequestFacts, RequestId
+from .observed import LEARNED_METHODS
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import AttemptValues, CallRecord, LazyRecord, RecordValues, RetryOrigin, target
+from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -27,35 +28,108 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Books",
+    "Fixed",
     "Notice",
     "RecordRef",
+    "Snapshot",
     "attempt_number",
 ]
 
+
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
 
 
+class Fixed(NamedTuple):
+    """What a call's record says that never changes once the call began (the books keep
+    it, and so does each snapshot: a snapshot never holds the books, so no call's books and
+    snapshots make a cycle for the garbage collector)."""
+
+    facts: RequestFacts
+    idempotency: Idempotency
+    client: str | None
+    protocol_version: str | None
+    scenario: str | None
+    start: float  # monotonic: the call's first send
+    started_at: float  # wall clock, for the record
+    duplicate: Duplicate | None
+
+
+class _Taken(NamedTuple):
+    fixed: Fixed
+    attempts: list[AttemptValues]  # the books' list: appended to, never changed in place
+    size: int  # how many of them the snapshot holds
+    final: Classification | None  # the call's verdict, once it has one
+    now: float  # when it was taken (the call's clock)
+    session: str | None  # the record's session then
+
+
+class Snapshot(_Taken, LazyRecord):
+    """The record of a call as it was when an attempt ended: what changes as a call goes on
+    (how many attempts, the verdict, the time, the session), kept as a tuple with what
+    never changes (``Fixed``); the record is built from them when first read (``get``),
+    then kept.
+
+    The books only ever append to their list of attempts (a hedged call's sorted list and
+    an amended last attempt are new lists), so the first ``size`` are as they were.
+    Equal only to itself, as a history replaces it."""
+
+    _record: CallRecord | None = None
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+    def get(self) -> CallRecord:
+        record = self._record
+        if record is None:
+            record = self._record = _built(self)  # two threads: equal values
+        return record
+
+
+def _built(snapshot: Snapshot) -> CallRecord:
+    """The record ``snapshot`` stands for."""
+    fixed = snapshot.fixed
+    facts = fixed.facts
+    final = snapshot.final
+    return CallRecord(
+        method=facts.method,
+        tool=facts.tool,
+        request_id=facts.id,
+        idempotency=fixed.idempotency,
+        attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
+        classification=final,
+        complete=final is not None,
+        client=fixed.client,
+        protocol_version=fixed.protocol_version,
+        session_id=snapshot.session,
+        scenario=fixed.scenario,
+        arguments_digest=str(facts.identity),
+        started_at=fixed.started_at,
+        duration=max(0.0, snapshot.now - fixed.start),
+        duplicate_of=fixed.duplicate,
+    )
+
+
 class RecordRef:
     """Where a response (or the exception that ends a call) finds the newest snapshot of
-    its call's record (asked of the call when read: handing one on costs no snapshot)."""
+    its call's record: the call's books themselves (``Books``), asked when read, so handing
+    one on costs neither a snapshot nor an object."""
 
-    __slots__ = ("_books",)
-
-    def __init__(self, books: Books) -> None:
-        self._books = books
+    __slots__ = ()
 
     @property
     def snapshot(self) -> LazyRecord:
-        return self._books.latest()
+        raise NotImplementedError
 
     @property
     def current(self) -> CallRecord:
-        return self._books.latest().get()
+        return self.snapshot.get()
 
 
-class Books:
+class Books(RecordRef):
     """The books of one call: its attempts, the newest snapshot of its record, and what the
     hooks have yet to hear (``owed``)."""
 
@@ -80,30 +154,38 @@ class Books:
     ) -> None:
         self._context = context
         self._facts = facts
-        self._idempotency = idempotency
         self.start = start  # monotonic: the call's first send
-        self.started_at = started_at  # wall clock, for the record
-        self._client = client
-        self._protocol_version = protocol_version
         self.session = session  # the session of the call's record (the first one seen)
         # The duplicate guard (core/guard.py): the server key of a call it watches, and the
         # earlier call this one repeats while that may have run.
         self._guarded = guarded
         self.duplicate = duplicate
+        self._fixed = _new(
+            Fixed,
+            (
+                facts,
+                idempotency,
+                client,
+                protocol_version,
+                context.scenario,  # the transport's label, set once when it was built
+                start,
+                started_at,
+                duplicate,
+            ),
+        )
         self.attempts: list[AttemptValues] = []
 
     @property
     def ref(self) -> RecordRef:
-        """Where the newest snapshot of this call's record is kept."""
-        # A new one each time, never kept here: books holding a ref that holds them would
-        # be a cycle, left for the garbage collector on every call.
-        return RecordRef(self)
+        """Where the newest snapshot of this call's record is kept: the books."""
+        return self
 
-    def latest(self) -> LazyRecord:
+    @property
+    def snapshot(self) -> LazyRecord:
         """The newest snapshot of the record (one taken now if none was yet)."""
         snapshot = self._snapshot
         if snapshot is None:
-            snapshot = self.take(None, self.start)
+            snapshot = self._snapshot = self._take(None, self.start)
         return snapshot
 
     def annotated(self, exc: BaseException) -> BaseException:
@@ -142,20 +224,36 @@ class Books:
         self._pending = None
         return pending
 
-    def add(self, attempt: AttemptValues, head: Head | None, *, hedged: bool) -> None:
-        """Keep an attempt that ended (a hedged call's are numbered as their copies were
-        sent); the record's session is the first one an answer named."""
-        attempts = self.attempts
-        attempts.append(attempt)
-        if hedged:
-            attempts.sort(key=attempt_number)
-        if head is not None and head.session_id and self.session is None:
-            self.session = head.session_id
+    def ended(
+        self,
+        attempt: AttemptValues,
+        head: Head | None,
+        final: Classification | None,
+        now: float,
+        wire_id: RequestId | None,
+        *,
+        message: JSON = None,
+        hedged: bool = False,
+    ) -> None:
+        """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
+        verdict when the call ends with it (else None), then the transport learns what its
+        answer (``message``) tells and the books are closed. The hooks are owed both.
 
-    def ended(self, final: Classification | None, now: float, wire_id: RequestId | None) -> None:
-        """Take the snapshot after an attempt (``final``: the call's verdict when the call
-        ends with it, else None), tell the hooks, and close the books if it ended."""
-        snapshot = self.take(final, now)
+        A hedged call's attempts are numbered as their copies were sent; the record's
+        session is the first one an answer named."""
+        attempts = self.attempts
+        if hedged:  # a new list: the snapshots taken keep theirs as it was
+            attempts = self.attempts = sorted((*attempts, attempt), key=attempt_number)
+        else:
+            attempts.append(attempt)
+        session = self.session
+        if session is None and head is not None and head.session_id:
+            session = self.session = head.session_id
+        facts = self._facts
+        if final is not None and facts.method in LEARNED_METHODS:
+            self._context.observed.learn(facts, final, message, session)
+        snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
+        self._snapshot = snapshot
         listeners = self._context.listeners()
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
@@ -165,8 +263,9 @@ class Books:
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""
         last = self.attempts[-1]
-        self.attempts[-1] = last._replace(decision=stop)
-        snapshot = self.take(last.classification, now)
+        # A new list: the snapshots taken keep the attempt as it was.
+        self.attempts = [*self.attempts[:-1], last._replace(decision=stop)]
+        snapshot = self._snapshot = self._take(last.classification, now)
         self._finish(snapshot, last.classification, now, self._context.listeners(), wire_id)
 
     def reopened(self) -> None:
@@ -203,11 +302,7 @@ class Books:
             session_id=sent_session,
             fate=str(copy.state),
         )
-        self.add(attempt, head, hedged=True)
-        snapshot = self.take(None, now)
-        listeners = self._context.listeners()
-        if listeners:
-            self._tell(listeners, snapshot, attempt=True)
+        self.ended(attempt, head, None, now, None, hedged=True)
 
     def _tell(self, listeners: tuple[Hook, ...], snapshot: LazyRecord, *, attempt: bool) -> None:
         """Keep a notification for the shell to tell (an attempt's end, or else the call's)."""
@@ -238,39 +333,21 @@ class Books:
                     self.attempts,
                     classification,
                     request_id=facts.id,
-                    started_at=self.started_at,
+                    started_at=self._fixed.started_at,
                     session_id=self.session,
                     now=now,
                 )
-        context.history.append(snapshot, replacing=self.previous)
-        self.previous = None
+        previous = self.previous
+        if previous is not None:
+            self.previous = None
+        context.history.append(snapshot, replacing=previous)
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
 
-    def take(self, final: Classification | None, now: float) -> LazyRecord:
-        """Freeze the record's values as they are now (the record is built when read)."""
-        facts = self._facts
-        snapshot = LazyRecord(
-            RecordValues(
-                method=facts.method,
-                tool=facts.tool,
-                request_id=facts.id,
-                idempotency=self._idempotency,
-                attempts=tuple(self.attempts),
-                classification=final,
-                complete=final is not None,
-                client=self._client,
-                protocol_version=self._protocol_version,
-                session_id=self.session,
-                scenario=self._context.scenario,
-                arguments_digest=facts.identity,  # worked out when the record is built
-                started_at=self.started_at,
-                duration=max(0.0, now - self.start),
-                duplicate_of=self.duplicate,
-            )
-        )
-        self._snapshot = snapshot
-        return snapshot
+    def _take(self, final: Classification | None, now: float) -> Snapshot:
+        """The record's values as they are now (the record is built when read)."""
+        attempts = self.attempts
+        return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
 
 
 def attempt_number(attempt: AttemptValues) -> int:

@@ -28,7 +28,6 @@ __all__ = [
     "CallRecord",
     "History",
     "LazyRecord",
-    "RecordValues",
     "RetryOrigin",
     "target",
 ]
@@ -177,7 +176,7 @@ class CallRecord:
 
 class AttemptValues(NamedTuple):
     """An Attempt's values in its field order: what the engine keeps per attempt. The
-    Attempt itself is built only when a record is read (most never are)."""
+    Attempt itself is built only when a record is read (most never are): ``Attempt(*values)``."""
 
     number: int
     retry_origin: RetryOrigin
@@ -196,63 +195,31 @@ class AttemptValues(NamedTuple):
     fate: str | None = None
 
 
-class RecordValues(NamedTuple):
-    """A CallRecord's values, by name, as a snapshot keeps them: ``attempts`` as
-    AttemptValues and ``arguments_digest`` as anything whose ``str()`` is the digest (a lazy
-    ``Digest``)."""
-
-    method: str
-    tool: str | None
-    request_id: RequestId | None
-    idempotency: Idempotency
-    attempts: tuple[AttemptValues, ...]
-    classification: Classification | None
-    complete: bool
-    client: str | None
-    protocol_version: str | None
-    session_id: str | None
-    scenario: str | None
-    arguments_digest: object
-    started_at: float
-    duration: float
-    duplicate_of: Duplicate | None
-
-
 class LazyRecord:
-    """A CallRecord's values, frozen when the snapshot is taken; the record is built on
-    first read and kept.
+    """A CallRecord built on first read (``get``) and kept: what the history holds and the
+    hooks are handed. A call's books take one when an attempt ends (``ledger.Snapshot``:
+    the few facts that change, beside the call's fixed ones, built into the record when
+    read); ``of`` wraps a record already built."""
 
-    Taking a snapshot costs a tuple (``RecordValues``); the attrs values and the digest are
-    paid for only by the records someone reads.
-    """
-
-    __slots__ = ("_record", "_values")
-
-    def __init__(self, values: RecordValues | None) -> None:
-        self._values = values
-        self._record: CallRecord | None = None
-
-    @classmethod
-    def of(cls, record: CallRecord) -> LazyRecord:
-        """A snapshot that is already built."""
-        lazy = cls(None)
-        lazy._record = record
-        return lazy
+    __slots__ = ()
 
     def get(self) -> CallRecord:
-        record = self._record
-        if record is None:
-            values = self._values
-            assert values is not None  # only a built record comes without values
-            record = CallRecord(
-                **{
-                    **values._asdict(),
-                    "attempts": tuple(Attempt(**a._asdict()) for a in values.attempts),
-                    "arguments_digest": str(values.arguments_digest),
-                }
-            )
-            self._record = record  # two threads may both build it: equal values
-        return record
+        raise NotImplementedError
+
+    @staticmethod
+    def of(record: CallRecord) -> LazyRecord:
+        """A snapshot that is already built."""
+        return _Built(record)
+
+
+class _Built(LazyRecord):
+    __slots__ = ("_record",)
+
+    def __init__(self, record: CallRecord) -> None:
+        self._record = record
+
+    def get(self) -> CallRecord:
+        return self._record
 
 
 class History(Live):
@@ -275,7 +242,7 @@ class History(Live):
     ) -> None:
         """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
         that was resumed) moves it to the end instead of keeping both."""
-        entry = record if isinstance(record, LazyRecord) else LazyRecord.of(record)
+        entry = record if isinstance(record, LazyRecord) else _Built(record)
         with self._lock:
             if replacing is not None:
                 # It may already have been pushed out of the bounded history.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .attempt_kinds import AttemptKind, ErrorKind
 from .commands import Send
-from .decision import Decision, Reason, decide
+from .decision import RESUMABLE, SETTLED, Decision, Reason, decide, is_transient
 from .hedge_copies import CopyState
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
@@ -41,6 +41,8 @@ ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
 
 _SEND_AS_IS = Send(None)
+_values = tuple.__new__  # an AttemptValues from its values in field order (no keyword call)
+_APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 
@@ -48,22 +50,17 @@ _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fat
 class Settling:
     """How one call's attempts are settled, and what the call's verdict is (``done``)."""
 
-    __slots__ = (
-        "_admit",
-        "_answered",
-        "_context",
-        "_planned",
-        "_spent",
-        "_stop",
-        "books",
-        "copy_number",
-        "done",
-        "facts",
-        "hedged",
-        "hedges",
-        "idempotency",
-        "outgoing",
-    )
+    # What most calls never change, as class-level defaults: fewer stores per call.
+    done = False  # the call has its verdict (a resumption opens it again)
+    _planned: PendingRetry | None = None  # the attempt to settle once the budget answers
+    _answered = False  # while settling again: the budget has answered...
+    _stop: Decision | None = None  # ...and this stops the call instead of the retry
+    _spent = False  # the budget gave a token for the retry planned, not sent yet
+    # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent, each
+    # with a fate; hedges use up no retries.
+    hedged = False
+    copy_number = 0
+    hedges = 0
 
     def __init__(
         self,
@@ -81,16 +78,6 @@ class Settling:
         self.books = books
         self.outgoing = outgoing
         self._admit = admit  # the breaker, told how each call ends
-        self.done = False  # the call has its verdict (a resumption opens it again)
-        self._planned: PendingRetry | None = None  # the attempt to settle once the budget answers
-        self._answered = False  # while settling again: the budget has answered...
-        self._stop: Decision | None = None  # ...and this stops the call instead of the retry
-        self._spent = False  # the budget gave a token for the retry planned, not sent yet
-        # A hedged call (core/hedging.py): its attempts are its copies, numbered as sent,
-        # each with a fate; hedges use up no retries.
-        self.hedged = False
-        self.copy_number = 0
-        self.hedges = 0
 
     @property
     def planned(self) -> bool:
@@ -117,7 +104,8 @@ class Settling:
     def send(self) -> Send:
         """The request goes out now (the first send, or the retry planned: its budget
         token, if it took one, is used)."""
-        self._spent = False
+        if self._spent:
+            self._spent = False
         outgoing = self.outgoing
         outgoing.sent_at = self._context.clock()
         outgoing.in_flight = True
@@ -174,33 +162,42 @@ class Settling:
         classification, head, error_kind, retry_after, message, resumable = settle
         context = self._context
         now = context.clock()
-        number = len(self.books.attempts) + 1 - self.hedges
-        decision = decide(
-            context.policy,
-            idempotency=self.idempotency,
-            classification=classification,
-            attempt=number,
-            elapsed=now - self.books.start,
-            retry_after=retry_after,
-            rand=context.rand,
-        )
-        if resumable or (decision.retry and self.outgoing.resuming):
+        decision = SETTLED.get(classification.outcome)
+        if decision is None:  # a failure: weighed against the policy, the attempt, the time
+            books = self.books
+            decision = decide(
+                context.policy,
+                idempotency=self.idempotency,
+                classification=classification,
+                attempt=len(books.attempts) + 1 - self.hedges,
+                elapsed=now - books.start,
+                retry_after=retry_after,
+                rand=context.rand,
+            )
+            retry = decision.retry
+            failed = is_transient(context.policy, classification)
+        else:  # a success or a redirect: settled by its outcome, no failure
+            retry = failed = False
+        if resumable or (retry and self.outgoing.resuming):
             # Resuming is the client's move (and a GET cannot be re-sent as the POST).
-            decision = Decision.stop(Reason.RESUMABLE)
+            decision, retry = RESUMABLE, False
         if self.facts.id is not None:
             answered = self._answered
-            if decision.retry and not answered and context.ask_budget is not None:
+            if retry and not answered and context.ask_budget is not None:
                 return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            failed = counted(context, classification)
+            counted(context, failed)
             if answered:  # settled again with the budget's answer (last: a True spends a token)
                 self._answered = False
-                if decision.retry and self._stop is not None:
-                    decision = self._stop
-            elif decision.retry and not context.budget.allow_retry():
-                decision = THROTTLED
+                stop = self._stop
+                if retry and stop is not None:
+                    decision, retry = stop, False
+            elif retry and not context.budget.allow_retry():
+                decision, retry = THROTTLED, False
             # The breaker's ratio counts the call once, when no retry follows.
-            told(self._admit, failed, retry_after, ends_call=not decision.retry)
-            if decision.retry:
+            admit = self._admit
+            if admit is not None:
+                told(admit, failed, retry_after, ends_call=not retry)
+            if retry:
                 self._spent = True
         return self.record(
             decision,
@@ -233,38 +230,48 @@ class Settling:
         resuming = outgoing.resuming
         hedged = self.hedged
         renewal = outgoing.renewal
+        retry = decision.retry
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
-        if final is None:
-            final = classification
-        attempt = AttemptValues(
-            number=self.copy_number if hedged else len(books.attempts) + 1,
-            retry_origin=RetryOrigin.APPLICATION if resuming else outgoing.origin,
-            wire_id=outgoing.wire_id,
-            classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
-            error_kind=error_kind,
-            delay=outgoing.delay,
-            retry_after=retry_after,
-            decision=decision,
-            elapsed=outgoing.sent_at - books.start,
-            duration=max(0.0, now - outgoing.sent_at),
-            kind=kind
-            or (_RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING),
-            session_id=outgoing.session if renewal is None else renewal.session,
-            fate=(_FAILED if decision.retry else _WON) if hedged and renewal is None else None,
+        sent_at = outgoing.sent_at
+        duration = now - sent_at
+        attempt = _values(
+            AttemptValues,
+            (
+                self.copy_number if hedged else len(books.attempts) + 1,  # number
+                _APPLICATION if resuming else outgoing.origin,  # retry_origin
+                outgoing.wire_id,
+                classification,
+                None if head is None else head.status,
+                None if head is None else head.content_type,
+                error_kind,
+                outgoing.delay,
+                retry_after,
+                decision,
+                sent_at - books.start,  # elapsed
+                duration if duration > 0.0 else 0.0,
+                kind,
+                outgoing.session if renewal is None else renewal.session,  # session_id
+                (_FAILED if retry else _WON) if hedged and renewal is None else None,  # fate
+            ),
         )
-        books.add(attempt, head, hedged=hedged)
-        if hedged:
-            self.copy_number = len(books.attempts) + 1  # an attempt after the race
         outgoing.resuming = False
-        if decision.retry:
+        if retry:
+            books.ended(attempt, head, None, now, None, hedged=hedged)
             self._prepare_retry(decision)
         else:
             self.done = True
-            self._context.observed.learn(self.facts, final, message, books.session)
-        books.ended(final if self.done else None, now, outgoing.wire_id)
+            books.ended(
+                attempt,
+                head,
+                classification if final is None else final,
+                now,
+                outgoing.wire_id,
+                message=message,
+                hedged=hedged,
+            )
+        if hedged:
+            self.copy_number = len(books.attempts) + 1  # an attempt after the race
         return decision
 
     def _prepare_retry(self, decision: Decision) -> None:

@@ -24,11 +24,10 @@ if TYPE_CHECKING:
 __all__ = ["asked_wait", "counted", "refund", "tally", "told"]
 
 
-def counted(context: CallContext, classification: Classification) -> bool:
-    """Count one sent POST's ending with the budget; whether it was a transient failure."""
-    failed = is_transient(context.policy, classification)
+def counted(context: CallContext, failed: bool) -> None:
+    """Count one sent POST's ending with the budget: ``failed`` when it was a transient
+    failure (``decision.is_transient``; a caller that decided already knows it)."""
     context.budget.record(failed=failed)
-    return failed
 
 
 def told(admit: Ask | None, failed: bool, retry_after: float | None, *, ends_call: bool) -> None:
@@ -48,7 +47,9 @@ def tally(
     ends_call: bool,
 ) -> None:
     """Count one sent POST's ending with the budget and the breaker (``counted``, ``told``)."""
-    told(admit, counted(context, classification), retry_after, ends_call=ends_call)
+    failed = is_transient(context.policy, classification)
+    counted(context, failed)
+    told(admit, failed, retry_after, ends_call=ends_call)
 
 
 def refund(context: CallContext) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..core.decision import Decision
@@ -80,17 +81,16 @@ class LoggingHook(Live):
     ) -> None:
         self._log = log
         self._max_message_chars = max_message_chars
+        # Whether this hook has anything to log (the engine skips it, and the record it
+        # would be shown, while it has not): asked after every attempt, so the logger's
+        # own check, bound once (no frame of ours around it).
+        self.enabled: Callable[[], bool] = functools.partial(log.isEnabledFor, logging.INFO)
 
     def __repr__(self) -> str:
         return f"LoggingHook({self._log.name!r})"
 
     def _recipe(self) -> functools.partial[LoggingHook]:
         return functools.partial(LoggingHook, self._log, max_message_chars=self._max_message_chars)
-
-    def enabled(self) -> bool:
-        """Whether this hook has anything to log (the engine skips it, and the record it
-        would be shown, while it has not)."""
-        return self._log.isEnabledFor(logging.INFO)
 
     def on_attempt(self, record: CallRecord, attempt: Attempt) -> None:
         log = self._log
