@@ -187,7 +187,7 @@ def classify_sse(
 
 
 def classify_event(
-    data: bytes,
+    data: bytes | bytearray,
     event_type: str,
     expected_id: RequestId,
     method: str,

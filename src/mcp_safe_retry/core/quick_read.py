@@ -18,7 +18,7 @@ from .jsonrpc import RequestId, read_shape, same_id
 
 __all__ = ["Quick", "quick_read"]
 
-_decode: Callable[[bytes], Any] | None
+_decode: Callable[[bytes | bytearray], Any] | None
 try:
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
@@ -50,7 +50,7 @@ class Quick(Enum):
     REQUEST = "request"  # a JSON object with a "method": a notification or server request
 
 
-def quick_read(body: bytes, expected_id: RequestId, method: str) -> Quick:
+def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> Quick:
     """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
     result without "method", complete, and for ``tools/call`` a tool result with content
     and no error. REQUEST when it is a JSON object with a "method" member. Else NOT_SURE,

@@ -4,22 +4,34 @@ The decoder follows the WHATWG event-stream rules (lines end in CRLF, LF or CR; 
 line dispatches; ``data`` lines join with LF; an unterminated event at end of stream is
 discarded). Besides each event it returns the raw bytes that made it up, so a caller can
 forward a stream event by event and replace a single event without re-encoding the rest.
+
+A large event's data is not copied out of the buffer it was read into: the buffer itself,
+trimmed to the data, becomes ``Event.data`` (a ``bytearray``), and the decoder goes on in a
+fresh one. So a 1 MB answer is copied once, into its raw bytes, besides its reading.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "Event", "SSEDecoder", "encode_event"]
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "SSEDecoder", "encode_event"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+VIEW_BYTES = 16 * 1024
+"""A data line longer than this that ends its event, and the bytes read so far, is handed
+on in the decoder's buffer rather than copied out of it (see ``Event.data``)."""
 
 
 class Event(NamedTuple):
     """One dispatched SSE event and the exact bytes it was read from (a tuple: one is made
-    per event of every stream)."""
+    per event of every stream).
 
-    data: bytes
+    ``data`` is bytes-like: ``bytes``, or for a large event the decoder's own buffer (a
+    ``bytearray`` no longer in the decoder's use, so no second copy of it is made). Read it,
+    don't keep it beyond the event's handling (``bytes(data)`` if you must).
+    """
+
+    data: bytes | bytearray
     event: str
     id: str | None
     raw: bytes
@@ -75,6 +87,7 @@ class SSEDecoder:
             # the end of the buffer may be the first half of a CRLF, so it waits.
             self._seek = len(buf) if cr < 0 else cr
         elif self._lines(buf, events, lf, cr):
+            buf = self._buf  # a new one if the last event took the old one as its data
             start = self._event_start
             if start:  # the bytes of dispatched events go
                 del buf[:start]
@@ -108,6 +121,10 @@ class SSEDecoder:
         data = self._data
         limit = self._max
         too_big: bytes | None = None
+        # A long first data line is copied only when the event goes on past it or does not
+        # end the buffer; else the buffer becomes the event's data (``_taken``).
+        span: tuple[int, int] | None = None
+        taken: bytes | None = None
         with memoryview(buf) as view:  # slices copy once; released before buf is resized
             while True:
                 if cr < 0 or 0 <= lf < cr:  # the line ends in LF, or nowhere yet
@@ -126,8 +143,15 @@ class SSEDecoder:
                         lf = find(b"\n", nxt)
                     cr = find(b"\r", nxt)
                 if eol != pos:
+                    if span is not None:  # the long line is not the event's last
+                        data[0] = bytes(view[span[0] : span[1]])
+                        span = None
                     if startswith(b"data: ", pos):  # the usual lines, as _field reads them
-                        data.append(bytes(view[pos + 6 : eol]))
+                        if eol - pos > VIEW_BYTES and not data:
+                            span = (pos + 6, eol)
+                            data.append(b"")  # its place, filled if it must be copied
+                        else:
+                            data.append(bytes(view[pos + 6 : eol]))
                     elif eol - pos == 14 and startswith(b"event: message", pos):
                         self._type = "message"
                     else:
@@ -139,11 +163,23 @@ class SSEDecoder:
                 if len(raw) > limit:
                     too_big = raw
                     break
+                if span is not None:
+                    if nxt == end and len(data) == 1:
+                        taken = raw  # the buffer holds this event only, and nothing after
+                        break
+                    data[0] = bytes(view[span[0] : span[1]])
+                    span = None
                 events.append(self._dispatch(raw))
                 data = self._data  # a new list after each dispatch
+            if span is not None and taken is None:  # the event goes on in the next chunk
+                data[0] = bytes(view[span[0] : span[1]])
         if too_big is not None:
             self._oversize(buf, events, too_big, pos)
             return False
+        if taken is not None and span is not None:
+            events.append(self._taken(buf, taken, span))
+            self._scan = self._seek = self._event_start = 0
+            return True
         self._scan = pos
         self._seek = end if cr < 0 else cr
         self._event_start = start
@@ -182,6 +218,16 @@ class SSEDecoder:
                 self.last_event_id = self._id
         elif name == b"retry" and value.isdigit():
             self.retry_ms = int(value)
+
+    def _taken(self, buf: bytearray, raw: bytes, span: tuple[int, int]) -> Event:
+        """The event that is all of ``buf``, its data the buffer itself trimmed to
+        ``span`` (in place: no copy); the decoder reads on in a fresh buffer."""
+        self._buf = bytearray()
+        del buf[span[1] :]
+        del buf[: span[0]]
+        event = Event(buf, self._type or "message", self._id, raw)
+        self._reset()
+        return event
 
     def _dispatch(self, raw: bytes) -> Event:
         if self._data:
