@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
-from .jsonrpc import RequestId, read_shape, same_id
+from .jsonrpc import RequestId, read_shape
 
 __all__ = ["Quick", "quick_read"]
 
@@ -27,14 +27,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 else:
     _UNSET = msgspec.UNSET
 
+    # The values a plain success may hold are typed, so msgspec refuses any other (and
+    # the body is NOT_SURE): a request id is an int (never a bool) or a str, never null.
     class _Result(msgspec.Struct, rename="camel"):
-        result_type: Any = msgspec.UNSET
+        result_type: Literal["complete"] | msgspec.UnsetType = msgspec.UNSET
         content: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET  # items not read
-        is_error: Any = msgspec.UNSET
+        is_error: Literal[False] | msgspec.UnsetType = msgspec.UNSET
 
     class _Message(msgspec.Struct):
-        jsonrpc: Any = msgspec.UNSET
-        id: Any = msgspec.UNSET
+        jsonrpc: Literal["2.0"] | msgspec.UnsetType = msgspec.UNSET
+        id: int | str | msgspec.UnsetType = msgspec.UNSET
         method: Any = msgspec.UNSET  # params not read
         result: _Result | msgspec.UnsetType = msgspec.UNSET
         error: Any = msgspec.UNSET
@@ -53,8 +55,9 @@ class Quick(Enum):
 def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> Quick:
     """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
     result without "method", complete, and for ``tools/call`` a tool result with content
-    and no error. REQUEST when it is a JSON object with a "method" member. Else NOT_SURE,
-    which never means "failed" (see ``read_shape``).
+    and no error. REQUEST when it is a JSON object with a "method" member (and its other
+    members of the types a plain success would hold). Else NOT_SURE, which never means
+    "failed" (see ``read_shape``).
     """
     message = read_shape(_decode, body)
     if message is None:
@@ -62,17 +65,15 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     if message.method is not _UNSET:
         return Quick.REQUEST
     result = message.result
+    answered = message.id
     if (
-        message.jsonrpc != "2.0"
+        message.jsonrpc is _UNSET
         or message.error is not _UNSET
         or result is _UNSET
-        or not same_id(message.id, expected_id)
+        or type(answered) is not type(expected_id)  # same_id's rule, the types being known
+        or answered != expected_id
     ):
         return Quick.NOT_SURE
-    if result.result_type is not _UNSET and result.result_type != "complete":
-        return Quick.NOT_SURE
-    if method != "tools/call":
+    if method != "tools/call" or result.content is not _UNSET:
         return Quick.SUCCESS
-    is_error = result.is_error
-    plain = result.content is not _UNSET and (is_error is _UNSET or is_error is False)
-    return Quick.SUCCESS if plain else Quick.NOT_SURE
+    return Quick.NOT_SURE
