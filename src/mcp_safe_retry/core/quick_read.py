@@ -5,7 +5,8 @@ classification needs only a few of their fields. msgspec decodes those few into 
 shape and only checks the rest as JSON, where a full parse builds every string and number.
 Anything else (an error, an unusual shape, bytes msgspec would read differently) is
 NOT_SURE: the full classifier decides, so the verdicts are the same with and without this
-module (property tests hold it to that).
+module (property tests hold it to that), except that a large success may be recognised
+by its envelope alone (``Quick.ENVELOPE``, see ``envelope.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, Literal
 
+from .envelope import ENVELOPE_BYTES, read_envelope
 from .jsonrpc import RequestId, read_shape
 
 __all__ = ["Quick", "quick_read"]
@@ -47,8 +49,9 @@ else:
 class Quick(Enum):
     """What a quick read could tell of one JSON text."""
 
-    NOT_SURE = "not sure"  # anything but the two below: read it whole
+    NOT_SURE = "not sure"  # anything but the three below: read it whole
     SUCCESS = "success"  # a plain success answering the expected id
+    ENVELOPE = "success by the envelope"  # the same, the rest of a large body not validated
     REQUEST = "request"  # a JSON object with a "method": a notification or server request
 
 
@@ -58,12 +61,17 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     and no error. REQUEST when it is a JSON object with a "method" member (and its other
     members of the types a plain success would hold). Else NOT_SURE, which never means
     "failed" (see ``read_shape``).
+
+    A body past ``ENVELOPE_BYTES`` is judged by its envelope alone when it can be read so
+    (``envelope.read_envelope``): ENVELOPE instead of SUCCESS, all else the same.
     """
-    message = read_shape(_decode, body)
+    envelope = read_envelope(body) if len(body) > ENVELOPE_BYTES else None
+    message = read_shape(_decode, body if envelope is None else envelope)
     if message is None:
         return Quick.NOT_SURE
     if message.method is not _UNSET:
         return Quick.REQUEST
+    success = Quick.SUCCESS if envelope is None else Quick.ENVELOPE
     result = message.result
     answered = message.id
     if (
@@ -75,5 +83,5 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     ):
         return Quick.NOT_SURE
     if method != "tools/call" or result.content is not _UNSET:
-        return Quick.SUCCESS
+        return success
     return Quick.NOT_SURE
