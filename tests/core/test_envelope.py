@@ -133,6 +133,16 @@ def test_escapes_braces_and_whitespace_in_the_skipped_values_are_walked() -> Non
     assert (verdict.outcome, verdict.detail) == (Outcome.TOOL_SUCCESS, ENVELOPE_ONLY)
 
 
+def test_other_containers_are_skipped_by_msgspec_and_validated() -> None:
+    """structuredContent of many small values is skipped in C (validated), not walked."""
+    rows = {"rows": [{"id": n, "title": f"document {n}"} for n in range(20_000)]}
+    verdict = classify(200, body(tool("t", structuredContent=rows)))
+    assert (verdict.outcome, verdict.detail) == (Outcome.TOOL_SUCCESS, ENVELOPE_ONLY)
+    broken = body(tool("t", structuredContent=rows)).replace(b'"id": 7,', b'"id": tru,', 1)
+    assert read_envelope(broken) is None
+    assert classify(200, broken).outcome is Outcome.MALFORMED_JSON
+
+
 def test_what_the_walk_gives_up_on_is_read_whole() -> None:
     many = {"content": [{"type": "text", "text": "y" * 100} for _ in range(5000)]}
     escaped_key = body(tool()).replace(b'"id"', b'"\\u0069d"')

@@ -4,8 +4,11 @@ A large answer is nearly all one member (a tool result's ``content``, a resource
 no decision depends on whether that member is valid JSON: a malformed 2xx answer is never
 retried. So past ``ENVELOPE_BYTES`` the quick reader may take its few fields from the
 envelope alone: the top-level members, and the result's. Skipped values are walked, not
-read: strings are jumped over quote to quote (``bytes.find``), containers bracket to bracket;
-their escapes, numbers, commas and bytes (UTF-8) are not checked. The few values read are
+read: strings are jumped over quote to quote (``bytes.find``: their escapes and bytes, UTF-8
+or not, are not checked), the ``content`` array bracket to bracket (so a long text in it
+is jumped over, not scanned), any other container (``structuredContent``, ``_meta``, an
+``error``) skipped by msgspec, which validates it in C at a fraction of the cost of walking
+many small values in Python. The few values read are
 decoded by msgspec to the types ``quick_read`` expects. Anything unusual (a key with an
 escape, more than ``TOKENS`` strings and brackets to walk, a text cut short, bytes after the
 object) gives up: None, and the caller reads the body as it would below the size.
@@ -14,6 +17,7 @@ object) gives up: None, and the caller reads the body as it would below the size
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["ENVELOPE_BYTES", "TOKENS", "read_envelope"]
@@ -26,9 +30,17 @@ of the time, at 1 MiB in about a tenth, and a body the walk gives up on costs a 
 more than below the size."""
 
 TOKENS = 32
-"""Strings, brackets and escapes walked at most before giving up: the envelope (about ten)
-and a tool result of up to three content items (about six each)."""
+"""Strings, brackets, escapes and skipped containers at most before giving up: the
+envelope (about ten) and a tool result of up to three content items (about six each)."""
 
+_skip: Callable[[memoryview], object] | None
+try:
+    import msgspec
+except ImportError:  # pragma: no cover - depends on the environment
+    _skip = None
+else:
+    _skip = msgspec.json.Decoder(msgspec.Raw).decode
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _SPACE = re.compile(rb"[ \t\n\r]*")
 _STRUCTURE = re.compile(rb'["{}\[\]]')
 _SCALAR_END = re.compile(rb"[,}\] \t\n\r]")
@@ -86,8 +98,10 @@ class _Walk:
                 return quote + 1
             start = quote + 1
 
-    def value_end(self, pos: int) -> int:
-        """Past the value that starts at ``pos`` (no whitespace before it)."""
+    def value_end(self, pos: int, *, walk: bool = False) -> int:
+        """Past the value that starts at ``pos`` (no whitespace before it). A container is
+        walked bracket to bracket if ``walk`` (its long strings jumped over), else skipped
+        by msgspec (validated in C: many small values are cheaper so)."""
         body = self.body
         if pos >= len(body):
             raise _GiveUp
@@ -101,6 +115,8 @@ class _Walk:
             if end == pos:
                 raise _GiveUp
             return end
+        if not walk:
+            return self.skipped(pos)
         closers = [closer]
         scan = pos + 1
         while True:
@@ -121,10 +137,34 @@ class _Walk:
             elif not closers:
                 return scan
 
-    def members(self, pos: int, into: bytes = b"") -> tuple[list[_Member], int]:
+    def skipped(self, pos: int) -> int:
+        """Past the container at ``pos`` (and any whitespace after it), as msgspec reads
+        it: a container followed by more is "trailing characters (byte N)" to it, the Nth
+        byte the first after it."""
+        self.spend()
+        if _skip is None:
+            raise _GiveUp
+        view = memoryview(self.body)
+        rest = view[pos:]
+        try:
+            _skip(rest)
+        except ValueError as exc:  # msgspec.DecodeError
+            found = _TRAILING.search(str(exc))
+            if found is None:
+                raise _GiveUp from None  # not JSON, or another wording: read it whole
+            return pos + int(found.group(1)) - 1  # N counts from 1: the first byte after
+        finally:
+            rest.release()
+            view.release()
+        return len(self.body)
+
+    def members(
+        self, pos: int, into: bytes = b"", walked: bytes = b""
+    ) -> tuple[list[_Member], int]:
         """The members of the object whose ``{`` is at ``pos`` (no whitespace before it):
         each key, its value's (start, end) and, for the key ``into`` if its value is an
-        object, that object's members; in order; and the position past the object."""
+        object, that object's members (its member ``content`` walked); in order; and the
+        position past the object."""
         if not self.body.startswith(b"{", pos):
             raise _GiveUp
         found: list[_Member] = []
@@ -141,9 +181,9 @@ class _Walk:
             start = self.space(self.expect(key_end, b":"))
             inner = None
             if key == into and self.body.startswith(b"{", start):
-                inner, end = self.members(start)
+                inner, end = self.members(start, walked=b"content")
             else:
-                end = self.value_end(start)
+                end = self.value_end(start, walk=key == walked)
             found.append((key, (start, end), inner))
             pos = self.space(end)
             if self.body.startswith(b"}", pos):
