@@ -74,19 +74,14 @@ class _Walk:
         assert match is not None  # matches the empty string at least
         return match.end()
 
-    def expect(self, pos: int, char: bytes) -> int:
-        """The position past ``char`` (after any whitespace) at ``pos``."""
-        pos = self.space(pos)
-        if not self.body.startswith(char, pos):
-            raise _GiveUp
-        return pos + 1
-
     def string_end(self, pos: int) -> int:
         """Past the string whose opening quote is at ``pos``; its content is not checked."""
         body = self.body
         start = pos + 1
         while True:
-            self.spend()
+            self.left -= 1
+            if self.left < 0:
+                raise _GiveUp
             quote = body.find(b'"', start)
             if quote < 0:
                 raise _GiveUp  # cut short
@@ -165,30 +160,38 @@ class _Walk:
         each key, its value's (start, end) and, for the key ``into`` if its value is an
         object, that object's members (its member ``content`` walked); in order; and the
         position past the object."""
-        if not self.body.startswith(b"{", pos):
+        body = self.body
+        space = _SPACE.match  # always matches (the empty string at least)
+        startswith = body.startswith
+        if not startswith(b"{", pos):
             raise _GiveUp
         found: list[_Member] = []
-        pos = self.space(pos + 1)
-        if self.body.startswith(b"}", pos):
+        pos = space(body, pos + 1).end()  # type: ignore[union-attr]
+        if startswith(b"}", pos):
             return found, pos + 1
         while True:
-            if not self.body.startswith(b'"', pos):
+            if not startswith(b'"', pos):
                 raise _GiveUp
             key_end = self.string_end(pos)
-            key = bytes(self.body[pos + 1 : key_end - 1])
+            key = bytes(body[pos + 1 : key_end - 1])
             if b"\\" in key:
                 raise _GiveUp  # an escaped name may spell one of ours
-            start = self.space(self.expect(key_end, b":"))
+            pos = space(body, key_end).end()  # type: ignore[union-attr]
+            if not startswith(b":", pos):
+                raise _GiveUp
+            start = space(body, pos + 1).end()  # type: ignore[union-attr]
             inner = None
-            if key == into and self.body.startswith(b"{", start):
+            if key == into and startswith(b"{", start):
                 inner, end = self.members(start, walked=b"content")
             else:
                 end = self.value_end(start, walk=key == walked)
             found.append((key, (start, end), inner))
-            pos = self.space(end)
-            if self.body.startswith(b"}", pos):
+            pos = space(body, end).end()  # type: ignore[union-attr]
+            if startswith(b"}", pos):
                 return found, pos + 1
-            pos = self.space(self.expect(pos, b","))
+            if not startswith(b",", pos):
+                raise _GiveUp
+            pos = space(body, pos + 1).end()  # type: ignore[union-attr]
 
 
 def read_envelope(body: bytes | bytearray) -> bytes | None:
