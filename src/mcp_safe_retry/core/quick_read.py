@@ -71,7 +71,6 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
         return Quick.NOT_SURE
     if message.method is not _UNSET:
         return Quick.REQUEST
-    success = Quick.SUCCESS if envelope is None else Quick.ENVELOPE
     result = message.result
     answered = message.id
     if (
@@ -83,5 +82,5 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     ):
         return Quick.NOT_SURE
     if method != "tools/call" or result.content is not _UNSET:
-        return success
+        return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
     return Quick.NOT_SURE

@@ -12,6 +12,7 @@ fresh one. So a 1 MB answer is copied once, into its raw bytes, besides its read
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "SSEDecoder", "encode_event"]
@@ -196,6 +197,8 @@ class SSEDecoder:
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
         self._eof = True
+        if not self._buf:  # nothing pending, so no CR waiting for its LF: nothing to settle
+            return []
         return self.feed(b"")
 
     def pending(self) -> bytes:
@@ -243,22 +246,17 @@ class SSEDecoder:
         self._id = None
 
 
+_LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
+
+
 def _lone_event(chunk: bytes) -> bytes | None:
     """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
     after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
     else None (and the decoder reads it line by line)."""
-    if chunk.startswith(b"data: "):
-        start = 6
-    elif chunk.startswith(b"event: message\n"):
-        if not chunk.startswith(b"data: ", 15):
-            return None
-        start = 21
-    elif chunk.startswith(b"event: message\r\n"):
-        if not chunk.startswith(b"data: ", 16):
-            return None
-        start = 22
-    else:
+    head = _LONE_HEAD(chunk)
+    if head is None:
         return None
+    start = head.end()
     end = len(chunk)
     if chunk.endswith(b"\n\n"):
         if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:

@@ -58,6 +58,8 @@ class StreamTracker:
         return self._forward(self._decoder.finish())
 
     def _forward(self, events: list[Event]) -> bytes:
+        if not events:  # nor did the decoder turn oversized: that comes with an event
+            return b""
         out: list[bytes] = []
         for event in events:
             data = event.data
@@ -72,7 +74,11 @@ class StreamTracker:
                 )
                 if found is not None and self.classification is None:
                     self.classification, self.message = found
-                    out.append(self._restore_id(event.raw, event.event, event.id))
+                    # No message read (a plain success): no id to restore in it.
+                    if found[1] is None:
+                        out.append(event.raw)
+                    else:
+                        out.append(self._restore_id(event.raw, event.event, event.id))
                     continue
                 if found is not None and found[0].outcome is not Outcome.MALFORMED_JSON:
                     self.duplicates += 1  # a second answer to the request: handed on once only
