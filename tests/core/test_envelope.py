@@ -138,6 +138,8 @@ def test_other_containers_are_skipped_by_msgspec_and_validated() -> None:
     rows = {"rows": [{"id": n, "title": f"document {n}"} for n in range(20_000)]}
     verdict = classify(200, body(tool("t", structuredContent=rows)))
     assert (verdict.outcome, verdict.detail) == (Outcome.TOOL_SUCCESS, ENVELOPE_ONLY)
+    repeated = classify(200, body(tool(structuredContent={"text": BIG})))  # walked: 4 tokens
+    assert (repeated.outcome, repeated.detail) == (Outcome.TOOL_SUCCESS, ENVELOPE_ONLY)
     broken = body(tool("t", structuredContent=rows)).replace(b'"id": 7,', b'"id": tru,', 1)
     assert read_envelope(broken) is None
     assert classify(200, broken).outcome is Outcome.MALFORMED_JSON

@@ -7,11 +7,12 @@ envelope alone: the top-level members, and the result's. Skipped values are walk
 read: strings are jumped over quote to quote (``bytes.find``: their escapes and bytes, UTF-8
 or not, are not checked), the ``content`` array bracket to bracket (so a long text in it
 is jumped over, not scanned), any other container (``structuredContent``, ``_meta``, an
-``error``) skipped by msgspec, which validates it in C at a fraction of the cost of walking
-many small values in Python. The few values read are
-decoded by msgspec to the types ``quick_read`` expects. Anything unusual (a key with an
-escape, more than ``TOKENS`` strings and brackets to walk, a text cut short, bytes after the
-object) gives up: None, and the caller reads the body as it would below the size.
+``error``) so too if that takes at most ``SKIM`` tokens, else skipped by msgspec, which
+validates it in C at a fraction of the cost of walking many small values in Python. The
+few values read are decoded by msgspec to the types ``quick_read`` expects. Anything
+unusual (a key with an escape, more than ``TOKENS`` strings and brackets to walk, a text cut
+short, bytes after the object) gives up: None, and the caller reads the body as it would
+below the size.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ENVELOPE_BYTES", "TOKENS", "read_envelope"]
+__all__ = ["ENVELOPE_BYTES", "SKIM", "TOKENS", "read_envelope"]
 
 ENVELOPE_BYTES = 256 * 1024
 """Bodies longer than this may be classified from their envelope. Measured with
@@ -28,6 +29,9 @@ ENVELOPE_BYTES = 256 * 1024
 64-128 KiB, whatever the size; at 256 KiB a one-item tool result is read in about a third
 of the time, at 1 MiB in about a tenth, and a body the walk gives up on costs a few tokens
 more than below the size."""
+
+SKIM = 8
+"""Tokens a container other than ``content`` is walked for before msgspec skips it."""
 
 TOKENS = 32
 """Strings, brackets, escapes and skipped containers at most before giving up: the
@@ -55,6 +59,10 @@ class _GiveUp(Exception):
     """The envelope cannot be read cheaply or surely: read the body whole."""
 
 
+class _OverBudget(_GiveUp):
+    """More tokens than the walk may spend."""
+
+
 class _Walk:
     """One body walked member by member, within a budget of tokens."""
 
@@ -67,7 +75,7 @@ class _Walk:
     def spend(self) -> None:
         self.left -= 1
         if self.left < 0:
-            raise _GiveUp
+            raise _OverBudget
 
     def space(self, pos: int) -> int:
         match = _SPACE.match(self.body, pos)
@@ -81,7 +89,7 @@ class _Walk:
         while True:
             self.left -= 1
             if self.left < 0:
-                raise _GiveUp
+                raise _OverBudget
             quote = body.find(b'"', start)
             if quote < 0:
                 raise _GiveUp  # cut short
@@ -110,8 +118,23 @@ class _Walk:
             if end == pos:
                 raise _GiveUp
             return end
-        if not walk:
+        if walk:
+            return self.walked(pos, closer)
+        # A few tokens' walk first: a container of one long text (structuredContent that
+        # repeats the text) is jumped over; one of many small values goes to msgspec.
+        left = self.left
+        self.left = min(left, SKIM)
+        try:
+            end = self.walked(pos, closer)
+        except _OverBudget:
+            self.left = left - SKIM
             return self.skipped(pos)
+        self.left += left - min(left, SKIM)
+        return end
+
+    def walked(self, pos: int, closer: int) -> int:
+        """Past the container at ``pos`` (closed by ``closer``), walked bracket to bracket."""
+        body = self.body
         closers = [closer]
         scan = pos + 1
         while True:
