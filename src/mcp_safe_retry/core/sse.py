@@ -29,13 +29,15 @@ class Event(NamedTuple):
 
     ``data`` is bytes-like: ``bytes``, or for a large event the decoder's own buffer (a
     ``bytearray`` no longer in the decoder's use, so no second copy of it is made). Read it,
-    don't keep it beyond the event's handling (``bytes(data)`` if you must).
+    don't keep it beyond the event's handling (``bytes(data)`` if you must). ``raw`` is
+    ``bytes``, or for such an event the chunks it came in (a tuple, in order), when it began
+    a chunk: handed on as they are, they are never joined.
     """
 
     data: bytes | bytearray
     event: str
     id: str | None
-    raw: bytes
+    raw: bytes | tuple[bytes, ...]
 
 
 class SSEDecoder:
@@ -54,6 +56,7 @@ class SSEDecoder:
         # searched once, not again with every chunk.
         self._seek = 0
         self._data: list[bytes] = []
+        self._chunks: list[bytes] | None = None  # see feed() and _taken()
         self._type = ""
         self._id: str | None = None
         self.last_event_id: str | None = None
@@ -78,6 +81,10 @@ class SSEDecoder:
             data = _lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
+        if not buf:  # the chunks the buffer is made of, while it is exactly them
+            self._chunks = [chunk] if type(chunk) is bytes else None
+        elif self._chunks is not None:
+            self._chunks.append(chunk)
         buf += chunk
         seek = self._seek
         lf = buf.find(b"\n", seek)
@@ -95,6 +102,7 @@ class SSEDecoder:
                 self._scan -= start
                 self._seek -= start
                 self._event_start = 0
+                self._chunks = None  # the buffer now begins inside a chunk
         else:
             return events  # an event past the limit ended parsing
         if len(buf) > self._max:
@@ -125,7 +133,7 @@ class SSEDecoder:
         # A long first data line is copied only when the event goes on past it or does not
         # end the buffer; else the buffer becomes the event's data (``_taken``).
         span: tuple[int, int] | None = None
-        taken: bytes | None = None
+        taken = -1  # where the event that takes the buffer begins
         with memoryview(buf) as view:  # slices copy once; released before buf is resized
             while True:
                 if cr < 0 or 0 <= lf < cr:  # the line ends in LF, or nowhere yet
@@ -159,25 +167,26 @@ class SSEDecoder:
                         field(bytes(view[pos:eol]))
                     pos = nxt
                     continue
+                if span is not None and nxt == end and nxt - start <= limit:
+                    taken = start  # the event is all the buffer holds from start on
+                    pos = start = nxt
+                    break
                 raw = bytes(view[start:nxt])
                 pos = start = nxt
                 if len(raw) > limit:
                     too_big = raw
                     break
                 if span is not None:
-                    if nxt == end and len(data) == 1:
-                        taken = raw  # the buffer holds this event only, and nothing after
-                        break
                     data[0] = bytes(view[span[0] : span[1]])
                     span = None
                 events.append(self._dispatch(raw))
                 data = self._data  # a new list after each dispatch
-            if span is not None and taken is None:  # the event goes on in the next chunk
+            if span is not None and taken < 0:  # the event goes on in the next chunk
                 data[0] = bytes(view[span[0] : span[1]])
         if too_big is not None:
             self._oversize(buf, events, too_big, pos)
             return False
-        if taken is not None and span is not None:
+        if taken >= 0 and span is not None:
             events.append(self._taken(buf, taken, span))
             self._scan = self._seek = self._event_start = 0
             return True
@@ -222,9 +231,19 @@ class SSEDecoder:
         elif name == b"retry" and value.isdigit():
             self.retry_ms = int(value)
 
-    def _taken(self, buf: bytearray, raw: bytes, span: tuple[int, int]) -> Event:
-        """The event that is all of ``buf``, its data the buffer itself trimmed to
-        ``span`` (in place: no copy); the decoder reads on in a fresh buffer."""
+    def _taken(self, buf: bytearray, start: int, span: tuple[int, int]) -> Event:
+        """The event that is all of ``buf`` from ``start`` on, its data the buffer itself
+        trimmed to ``span`` (in place: no copy); the decoder reads on in a fresh buffer.
+        Its raw bytes are the chunks it came in, as they came, when the buffer is exactly
+        those (no copy either); else a copy."""
+        chunks = self._chunks
+        raw: bytes | tuple[bytes, ...]
+        if start == 0 and chunks is not None:
+            raw = tuple(chunks)
+        else:
+            with memoryview(buf) as view:
+                raw = bytes(view[start:])
+        self._chunks = None
         self._buf = bytearray()
         del buf[span[1] :]
         del buf[: span[0]]
