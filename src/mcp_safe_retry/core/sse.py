@@ -7,7 +7,8 @@ forward a stream event by event and replace a single event without re-encoding t
 
 A large event's data is not copied out of the buffer it was read into: the buffer itself,
 trimmed to the data, becomes ``Event.data`` (a ``bytearray``), and the decoder goes on in a
-fresh one. So a 1 MB answer is copied once, into its raw bytes, besides its reading.
+fresh one; its raw bytes are the chunks it came in. So a 1 MB answer is copied once, into
+the buffer (see ``Event``).
 """
 
 from __future__ import annotations
