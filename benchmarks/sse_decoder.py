@@ -47,7 +47,9 @@ def _batch(decoder: Any, chunks: list[bytes], events: int) -> Batch:
 
     d = decoder()  # a checked decode first
     got = [e for chunk in chunks for e in d.feed(chunk)] + d.finish()
-    if len(got) != events or b"".join(e.raw for e in got) != b"".join(chunks):
+    # A large event's raw bytes may be the chunks it came in (a tuple).
+    raw = [p for e in got for p in (e.raw if isinstance(e.raw, tuple) else (e.raw,))]
+    if len(got) != events or b"".join(raw) != b"".join(chunks):
         raise RuntimeError("the decoder lost an event")
     return batch
 

@@ -10,12 +10,15 @@ endings, a CR at the end of one chunk and its LF at the start of the next includ
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 from typing import NamedTuple
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_safe_retry.core import sse
 from mcp_safe_retry.core.sse import Event, SSEDecoder, encode_event
 
 CR, LF = 13, 10
@@ -73,11 +76,20 @@ def reference(stream: bytes, *, ended: bool) -> Decoded:
 
 
 def decode(chunks: list[bytes], *, limit: int = 1 << 20, ended: bool = True) -> Decoded:
+    """The events as the reference gives them: a large event's raw chunks joined (that
+    they are the very chunks fed is checked where it matters)."""
     decoder = SSEDecoder(limit)
     events = [event for chunk in chunks for event in decoder.feed(chunk)]
     if ended:
         events += decoder.finish()
+    events = [joined(event) for event in events]
     return Decoded(events, decoder.pending(), decoder.last_event_id, decoder.retry_ms)
+
+
+def joined(event: Event) -> Event:
+    if isinstance(event.raw, tuple):
+        return event._replace(raw=b"".join(event.raw))
+    return event
 
 
 EOLS = st.sampled_from([b"\n", b"\r\n", b"\r"])
@@ -279,6 +291,57 @@ def test_a_long_line_in_small_chunks_decodes_once() -> None:
         chunks = [stream[i : i + 512] for i in range(0, len(stream), 512)]
         (event,) = decode(chunks, limit=4 << 20).events
         assert event == Event(payload, "message", None, stream)
+
+
+@given(stream=streams(), tail=TAILS, ended=st.booleans(), data=st.data())
+@settings(max_examples=400, deadline=None)
+def test_data_handed_on_in_the_buffer_reads_as_the_reference(
+    stream: tuple[list[bytes], list[bytes]], tail: bytes, ended: bool, data: st.DataObject
+) -> None:
+    """With the size past which a data line is left in the buffer made tiny, every event
+    (a long line last in its event and the buffer, or followed by more) reads the same."""
+    whole = join(*stream, tail)
+    chunks = data.draw(chunked(whole))
+    with patch.object(sse, "VIEW_BYTES", 1):
+        assert decode(chunks, ended=ended) == reference(whole, ended=ended)
+
+
+def test_a_large_event_is_handed_on_in_its_buffer_without_a_copy() -> None:
+    """A 1 MiB event in 64 KiB chunks: its data is the decoder's buffer (a bytearray) and
+    the decoder reads on in a fresh one; its raw bytes are the chunks it came in. One copy
+    of the event in memory (the buffer), not three."""
+    payload = b"{" + b"x" * (1 << 20) + b"}"
+    stream = b"event: message\r\ndata: " + payload + b"\r\n\r\n"
+    chunks = [stream[i : i + 65536] for i in range(0, len(stream), 65536)]
+    decoder = SSEDecoder(4 << 20)
+    tracemalloc.start()
+    try:
+        events = [event for chunk in chunks for event in decoder.feed(chunk)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [joined(event) for event in events] == [Event(payload, "message", None, stream)]
+    assert type(events[0].data) is bytearray
+    raw = events[0].raw
+    assert isinstance(raw, tuple)  # the chunks as they came, the same objects, not joined
+    assert len(raw) == len(chunks) and all(a is b for a, b in zip(raw, chunks, strict=True))
+    assert peak < 1.5 * len(stream)
+    assert decoder.feed(b"data: next\n\n") == [Event(b"next", "message", None, b"data: next\n\n")]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [b"id: 7\n\n", b"data: more\n\n", b"\ndata: next\n\n", b"\n: comment\n"],
+    ids=["a field after it", "a second data line", "another event", "a comment after"],
+)
+def test_a_large_line_not_last_in_the_buffer_is_copied_out(after: bytes) -> None:
+    """A long data line that is not all its event and the buffer hold is read as before."""
+    payload = b"y" * (sse.VIEW_BYTES + 1)
+    whole = b"data: " + payload + b"\n" + after
+    for chunks in ([whole], [whole[:100], whole[100:]], [b"data: " + payload + b"\n", after]):
+        decoded = decode(chunks, ended=True)
+        assert decoded == reference(whole, ended=True)
+        assert type(decoded.events[0].data) is bytes
 
 
 def test_encode_event_round_trips() -> None:

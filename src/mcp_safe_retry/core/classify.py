@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .envelope import ENVELOPE_BYTES
 from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from .outcomes import ACCEPTED_REQUEST, Classification, Outcome, verdict
@@ -16,6 +17,7 @@ from .quick_read import Quick, quick_read
 from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
 
 __all__ = [
+    "ENVELOPE_ONLY",
     "MRTR_METHODS",
     "OVERSIZED",
     "REDIRECT_STATUSES",
@@ -99,12 +101,12 @@ def classify_answer(
         return ACCEPTED_REQUEST, None
     kind, charset = media_type(content_type)
     if kind == "application/json":
-        if (
-            not want_message
-            and charset in UTF8_CHARSETS
-            and quick_read(body, expected_id, method) is Quick.SUCCESS
-        ):
-            return _success(method), None
+        if not want_message and charset in UTF8_CHARSETS:
+            quick = quick_read(body, expected_id, method)
+            if quick is Quick.SUCCESS:
+                return _success(method), None
+            if quick is Quick.ENVELOPE:
+                return _by_envelope(method), None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes), None
@@ -187,7 +189,7 @@ def classify_sse(
 
 
 def classify_event(
-    data: bytes,
+    data: bytes | bytearray,
     event_type: str,
     expected_id: RequestId,
     method: str,
@@ -208,6 +210,8 @@ def classify_event(
         return None  # a notification or a server request: not our answer
     if quick is Quick.SUCCESS and not want_message:
         return _success(method), None
+    if quick is Quick.ENVELOPE and not want_message:
+        return _by_envelope(method), None
     try:
         # Most events are notifications: their shape (numbers play no part) is all we need.
         message = loads(data, exact=False)
@@ -256,6 +260,20 @@ _TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
 
 def _success(method: str) -> Classification:
     return _TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS
+
+
+ENVELOPE_ONLY = (
+    f"classified by its envelope: the rest of a body over {ENVELOPE_BYTES // 1024} KiB"
+    " was not validated"
+)
+"""The ``detail`` of a success recognised by its envelope alone (``quick_read``), so a
+reader of the record can tell; no other verdict carries it."""
+_TOOL_BY_ENVELOPE = verdict(Outcome.TOOL_SUCCESS, result_type="complete", detail=ENVELOPE_ONLY)
+_RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=ENVELOPE_ONLY)
+
+
+def _by_envelope(method: str) -> Classification:
+    return _TOOL_BY_ENVELOPE if method == "tools/call" else _RPC_BY_ENVELOPE
 
 
 def _classify_result(result: JSON, method: str) -> Classification:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeAlias
 
-_orjson_loads: Callable[[bytes], Any] | None
+_orjson_loads: Callable[[bytes | bytearray], Any] | None
 try:  # optional: the same results, faster (see loads)
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
@@ -16,7 +16,7 @@ else:
     _orjson_loads = orjson.loads
 
 
-_decode_call: Callable[[bytes], Any] | None
+_decode_call: Callable[[bytes | bytearray], Any] | None
 try:  # optional: reads a tools/call without building its arguments (see quick_call)
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
@@ -60,7 +60,7 @@ JSON: TypeAlias = Any
 
 _MAX_DEPTH_ERRORS = (ValueError, RecursionError, TypeError)
 
-_fast_loads: Callable[[bytes], Any] | None = _orjson_loads
+_fast_loads: Callable[[bytes | bytearray], Any] | None = _orjson_loads
 FAST_PARSER_INSTALLED = _orjson_loads is not None
 """Whether orjson (the [fast] extra) is installed."""
 
@@ -105,7 +105,7 @@ def _canonical(value: JSON) -> bytes:
     return "".join(_canonical_chunks(value, 0)).encode()
 
 
-def loads(data: bytes | str, *, exact: bool = True) -> JSON:
+def loads(data: bytes | bytearray | str, *, exact: bool = True) -> JSON:
     """Parse JSON; raises ValueError for anything that is not one JSON text.
 
     The result is always the standard library's: orjson, when installed, reads what it can
@@ -130,7 +130,7 @@ def loads(data: bytes | str, *, exact: bool = True) -> JSON:
         raise ValueError(str(exc)) from None
 
 
-def is_exact(data: bytes | str) -> bool:
+def is_exact(data: bytes | bytearray | str) -> bool:
     """True when ``loads(data, exact=False)`` is sure to equal ``loads(data)``."""
     return (
         _fast_loads is None
@@ -269,7 +269,7 @@ def parse_request(body: bytes) -> RequestFacts | None:
     return RequestFacts(method, request_id, tool, Digest(body, message), body, message)
 
 
-def read_shape(decode: Callable[[bytes], Any] | None, body: bytes) -> Any:
+def read_shape(decode: Callable[[bytes | bytearray], Any] | None, body: bytes | bytearray) -> Any:
     """``decode(body)`` for a quick reader (a msgspec decoder of a typed shape), or None when
     it cannot be trusted to read as ``loads`` would: msgspec or orjson missing (beside orjson
     both refuse JSON nested past about a thousand levels, where the standard library's

@@ -5,20 +5,22 @@ classification needs only a few of their fields. msgspec decodes those few into 
 shape and only checks the rest as JSON, where a full parse builds every string and number.
 Anything else (an error, an unusual shape, bytes msgspec would read differently) is
 NOT_SURE: the full classifier decides, so the verdicts are the same with and without this
-module (property tests hold it to that).
+module (property tests hold it to that), except that a large success may be recognised
+by its envelope alone (``Quick.ENVELOPE``, see ``envelope.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
-from .jsonrpc import RequestId, read_shape, same_id
+from .envelope import ENVELOPE_BYTES, read_envelope
+from .jsonrpc import RequestId, read_shape
 
 __all__ = ["Quick", "quick_read"]
 
-_decode: Callable[[bytes], Any] | None
+_decode: Callable[[bytes | bytearray], Any] | None
 try:
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
@@ -27,14 +29,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 else:
     _UNSET = msgspec.UNSET
 
+    # The values a plain success may hold are typed, so msgspec refuses any other (and
+    # the body is NOT_SURE): a request id is an int (never a bool) or a str, never null.
     class _Result(msgspec.Struct, rename="camel"):
-        result_type: Any = msgspec.UNSET
+        result_type: Literal["complete"] | msgspec.UnsetType = msgspec.UNSET
         content: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET  # items not read
-        is_error: Any = msgspec.UNSET
+        is_error: Literal[False] | msgspec.UnsetType = msgspec.UNSET
 
     class _Message(msgspec.Struct):
-        jsonrpc: Any = msgspec.UNSET
-        id: Any = msgspec.UNSET
+        jsonrpc: Literal["2.0"] | msgspec.UnsetType = msgspec.UNSET
+        id: int | str | msgspec.UnsetType = msgspec.UNSET
         method: Any = msgspec.UNSET  # params not read
         result: _Result | msgspec.UnsetType = msgspec.UNSET
         error: Any = msgspec.UNSET
@@ -45,34 +49,38 @@ else:
 class Quick(Enum):
     """What a quick read could tell of one JSON text."""
 
-    NOT_SURE = "not sure"  # anything but the two below: read it whole
+    NOT_SURE = "not sure"  # anything but the three below: read it whole
     SUCCESS = "success"  # a plain success answering the expected id
+    ENVELOPE = "success by the envelope"  # the same, the rest of a large body not validated
     REQUEST = "request"  # a JSON object with a "method": a notification or server request
 
 
-def quick_read(body: bytes, expected_id: RequestId, method: str) -> Quick:
+def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> Quick:
     """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
     result without "method", complete, and for ``tools/call`` a tool result with content
-    and no error. REQUEST when it is a JSON object with a "method" member. Else NOT_SURE,
-    which never means "failed" (see ``read_shape``).
+    and no error. REQUEST when it is a JSON object with a "method" member (and its other
+    members of the types a plain success would hold). Else NOT_SURE, which never means
+    "failed" (see ``read_shape``).
+
+    A body past ``ENVELOPE_BYTES`` is judged by its envelope alone when it can be read so
+    (``envelope.read_envelope``): ENVELOPE instead of SUCCESS, all else the same.
     """
-    message = read_shape(_decode, body)
+    envelope = read_envelope(body) if len(body) > ENVELOPE_BYTES else None
+    message = read_shape(_decode, body if envelope is None else envelope)
     if message is None:
         return Quick.NOT_SURE
     if message.method is not _UNSET:
         return Quick.REQUEST
     result = message.result
+    answered = message.id
     if (
-        message.jsonrpc != "2.0"
+        message.jsonrpc is _UNSET
         or message.error is not _UNSET
         or result is _UNSET
-        or not same_id(message.id, expected_id)
+        or type(answered) is not type(expected_id)  # same_id's rule, the types being known
+        or answered != expected_id
     ):
         return Quick.NOT_SURE
-    if result.result_type is not _UNSET and result.result_type != "complete":
-        return Quick.NOT_SURE
-    if method != "tools/call":
-        return Quick.SUCCESS
-    is_error = result.is_error
-    plain = result.content is not _UNSET and (is_error is _UNSET or is_error is False)
-    return Quick.SUCCESS if plain else Quick.NOT_SURE
+    if method != "tools/call" or result.content is not _UNSET:
+        return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
+    return Quick.NOT_SURE

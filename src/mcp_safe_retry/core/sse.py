@@ -4,25 +4,41 @@ The decoder follows the WHATWG event-stream rules (lines end in CRLF, LF or CR; 
 line dispatches; ``data`` lines join with LF; an unterminated event at end of stream is
 discarded). Besides each event it returns the raw bytes that made it up, so a caller can
 forward a stream event by event and replace a single event without re-encoding the rest.
+
+A large event's data is not copied out of the buffer it was read into: the buffer itself,
+trimmed to the data, becomes ``Event.data`` (a ``bytearray``), and the decoder goes on in a
+fresh one; its raw bytes are the chunks it came in. So a 1 MB answer is copied once, into
+the buffer (see ``Event``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "Event", "SSEDecoder", "encode_event"]
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "SSEDecoder", "encode_event"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+VIEW_BYTES = 16 * 1024
+"""A data line longer than this that ends its event, and the bytes read so far, is handed
+on in the decoder's buffer rather than copied out of it (see ``Event.data``)."""
 
 
 class Event(NamedTuple):
     """One dispatched SSE event and the exact bytes it was read from (a tuple: one is made
-    per event of every stream)."""
+    per event of every stream).
 
-    data: bytes
+    ``data`` is bytes-like: ``bytes``, or for a large event the decoder's own buffer (a
+    ``bytearray`` no longer in the decoder's use, so no second copy of it is made). Read it,
+    don't keep it beyond the event's handling (``bytes(data)`` if you must). ``raw`` is
+    ``bytes``, or for such an event the chunks it came in (a tuple, in order), when it began
+    a chunk: handed on as they are, they are never joined.
+    """
+
+    data: bytes | bytearray
     event: str
     id: str | None
-    raw: bytes
+    raw: bytes | tuple[bytes, ...]
 
 
 class SSEDecoder:
@@ -41,6 +57,7 @@ class SSEDecoder:
         # searched once, not again with every chunk.
         self._seek = 0
         self._data: list[bytes] = []
+        self._chunks: list[bytes] | None = None  # see feed() and _taken()
         self._type = ""
         self._id: str | None = None
         self.last_event_id: str | None = None
@@ -65,6 +82,10 @@ class SSEDecoder:
             data = _lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
+        if not buf:  # the chunks the buffer is made of, while it is exactly them
+            self._chunks = [chunk] if type(chunk) is bytes else None
+        elif self._chunks is not None:
+            self._chunks.append(chunk)
         buf += chunk
         seek = self._seek
         lf = buf.find(b"\n", seek)
@@ -75,12 +96,14 @@ class SSEDecoder:
             # the end of the buffer may be the first half of a CRLF, so it waits.
             self._seek = len(buf) if cr < 0 else cr
         elif self._lines(buf, events, lf, cr):
+            buf = self._buf  # a new one if the last event took the old one as its data
             start = self._event_start
             if start:  # the bytes of dispatched events go
                 del buf[:start]
                 self._scan -= start
                 self._seek -= start
                 self._event_start = 0
+                self._chunks = None  # the buffer now begins inside a chunk
         else:
             return events  # an event past the limit ended parsing
         if len(buf) > self._max:
@@ -108,6 +131,10 @@ class SSEDecoder:
         data = self._data
         limit = self._max
         too_big: bytes | None = None
+        # A long first data line is copied only when the event goes on past it or does not
+        # end the buffer; else the buffer becomes the event's data (``_taken``).
+        span: tuple[int, int] | None = None
+        taken = -1  # where the event that takes the buffer begins
         with memoryview(buf) as view:  # slices copy once; released before buf is resized
             while True:
                 if cr < 0 or 0 <= lf < cr:  # the line ends in LF, or nowhere yet
@@ -126,24 +153,44 @@ class SSEDecoder:
                         lf = find(b"\n", nxt)
                     cr = find(b"\r", nxt)
                 if eol != pos:
+                    if span is not None:  # the long line is not the event's last
+                        data[0] = bytes(view[span[0] : span[1]])
+                        span = None
                     if startswith(b"data: ", pos):  # the usual lines, as _field reads them
-                        data.append(bytes(view[pos + 6 : eol]))
+                        if eol - pos > VIEW_BYTES and not data:
+                            span = (pos + 6, eol)
+                            data.append(b"")  # its place, filled if it must be copied
+                        else:
+                            data.append(bytes(view[pos + 6 : eol]))
                     elif eol - pos == 14 and startswith(b"event: message", pos):
                         self._type = "message"
                     else:
                         field(bytes(view[pos:eol]))
                     pos = nxt
                     continue
+                if span is not None and nxt == end and nxt - start <= limit:
+                    taken = start  # the event is all the buffer holds from start on
+                    pos = start = nxt
+                    break
                 raw = bytes(view[start:nxt])
                 pos = start = nxt
                 if len(raw) > limit:
                     too_big = raw
                     break
+                if span is not None:
+                    data[0] = bytes(view[span[0] : span[1]])
+                    span = None
                 events.append(self._dispatch(raw))
                 data = self._data  # a new list after each dispatch
+            if span is not None and taken < 0:  # the event goes on in the next chunk
+                data[0] = bytes(view[span[0] : span[1]])
         if too_big is not None:
             self._oversize(buf, events, too_big, pos)
             return False
+        if taken >= 0 and span is not None:
+            events.append(self._taken(buf, taken, span))
+            self._scan = self._seek = self._event_start = 0
+            return True
         self._scan = pos
         self._seek = end if cr < 0 else cr
         self._event_start = start
@@ -160,6 +207,8 @@ class SSEDecoder:
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
         self._eof = True
+        if not self._buf:  # nothing pending, so no CR waiting for its LF: nothing to settle
+            return []
         return self.feed(b"")
 
     def pending(self) -> bytes:
@@ -183,6 +232,26 @@ class SSEDecoder:
         elif name == b"retry" and value.isdigit():
             self.retry_ms = int(value)
 
+    def _taken(self, buf: bytearray, start: int, span: tuple[int, int]) -> Event:
+        """The event that is all of ``buf`` from ``start`` on, its data the buffer itself
+        trimmed to ``span`` (in place: no copy); the decoder reads on in a fresh buffer.
+        Its raw bytes are the chunks it came in, as they came, when the buffer is exactly
+        those (no copy either); else a copy."""
+        chunks = self._chunks
+        raw: bytes | tuple[bytes, ...]
+        if start == 0 and chunks is not None:
+            raw = tuple(chunks)
+        else:
+            with memoryview(buf) as view:
+                raw = bytes(view[start:])
+        self._chunks = None
+        self._buf = bytearray()
+        del buf[span[1] :]
+        del buf[: span[0]]
+        event = Event(buf, self._type or "message", self._id, raw)
+        self._reset()
+        return event
+
     def _dispatch(self, raw: bytes) -> Event:
         if self._data:
             event = Event(b"\n".join(self._data), self._type or "message", self._id, raw)
@@ -197,22 +266,17 @@ class SSEDecoder:
         self._id = None
 
 
+_LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
+
+
 def _lone_event(chunk: bytes) -> bytes | None:
     """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
     after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
     else None (and the decoder reads it line by line)."""
-    if chunk.startswith(b"data: "):
-        start = 6
-    elif chunk.startswith(b"event: message\n"):
-        if not chunk.startswith(b"data: ", 15):
-            return None
-        start = 21
-    elif chunk.startswith(b"event: message\r\n"):
-        if not chunk.startswith(b"data: ", 16):
-            return None
-        start = 22
-    else:
+    head = _LONE_HEAD(chunk)
+    if head is None:
         return None
+    start = head.end()
     end = len(chunk)
     if chunk.endswith(b"\n\n"):
         if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:

@@ -51,13 +51,24 @@ class StreamTracker:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take a chunk of the stream; return the bytes to hand on now."""
-        return self._forward(self._decoder.feed(chunk))
+        return b"".join(self._forward(self._decoder.feed(chunk)))
 
     def finish(self) -> bytes:
         """The stream ended: return what is left to hand on."""
+        return b"".join(self._forward(self._decoder.finish()))
+
+    def pieces(self, chunk: bytes) -> list[bytes]:
+        """``feed`` as the pieces to hand on, in order, never joined: a large event goes
+        on in the chunks it came in, not copied into one."""
+        return self._forward(self._decoder.feed(chunk))
+
+    def finish_pieces(self) -> list[bytes]:
+        """``finish`` as pieces (see ``pieces``)."""
         return self._forward(self._decoder.finish())
 
-    def _forward(self, events: list[Event]) -> bytes:
+    def _forward(self, events: list[Event]) -> list[bytes]:
+        if not events:  # nor did the decoder turn oversized: that comes with an event
+            return []
         out: list[bytes] = []
         for event in events:
             data = event.data
@@ -72,24 +83,32 @@ class StreamTracker:
                 )
                 if found is not None and self.classification is None:
                     self.classification, self.message = found
-                    out.append(self._restore_id(event.raw, event.event, event.id))
+                    # No message read (a plain success): no id to restore in it.
+                    _add(out, event.raw if found[1] is None else self._restore_id(event))
                     continue
                 if found is not None and found[0].outcome is not Outcome.MALFORMED_JSON:
                     self.duplicates += 1  # a second answer to the request: handed on once only
                     continue
-            out.append(event.raw)
+            _add(out, event.raw)
         if self._decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
-        return b"".join(out)
+        return out
 
     def held_back(self) -> bytes:
         """The bytes of an unterminated event, which SSE readers discard at end of stream."""
         return self._decoder.pending()
 
-    def _restore_id(self, raw: bytes, event: str, event_id: str | None) -> bytes:
+    def _restore_id(self, event: Event) -> bytes | tuple[bytes, ...]:
         message = self.message
         if not isinstance(message, dict) or not answers_under(
             message, self._wire_id, self._caller_id
         ):
-            return raw
-        return encode_event(with_id(message, self._caller_id), event=event, event_id=event_id)
+            return event.raw
+        return encode_event(with_id(message, self._caller_id), event=event.event, event_id=event.id)
+
+
+def _add(out: list[bytes], raw: bytes | tuple[bytes, ...]) -> None:
+    if isinstance(raw, tuple):
+        out.extend(raw)
+    else:
+        out.append(raw)

@@ -227,12 +227,10 @@ class _TrackedStream(httpx.SyncByteStream):
         while True:
             error: httpx.TransportError | None = None
             try:
-                for chunk in self._body:
-                    out = self._tracker.feed(chunk)
-                    if out:
+                for chunk in self._body:  # a large event in its chunks, not joined
+                    for out in self._tracker.pieces(chunk):
                         yield out
-                out = self._tracker.finish()
-                if out:
+                for out in self._tracker.finish_pieces():
                     yield out
             except httpx.TransportError as exc:
                 error = exc
