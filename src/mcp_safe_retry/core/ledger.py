@@ -18,7 +18,7 @@ from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, RequestId
 from .observed import LEARNED_METHODS
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
+from .records import Attempt, CallRecord, LazyRecord, RetryOrigin, Seen, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -59,7 +59,7 @@ class Fixed(NamedTuple):
 
 class _Taken(NamedTuple):
     fixed: Fixed
-    attempts: list[AttemptValues]  # the books' list: appended to, never changed in place
+    attempts: list[Seen]  # the books' list: appended to, never changed in place
     size: int  # how many of them the snapshot holds
     final: Classification | None  # the call's verdict, once it has one
     now: float  # when it was taken (the call's clock)
@@ -94,12 +94,13 @@ def _built(snapshot: Snapshot) -> CallRecord:
     fixed = snapshot.fixed
     facts = fixed.facts
     final = snapshot.final
+    start = fixed.start
     return CallRecord(
         method=facts.method,
         tool=facts.tool,
         request_id=facts.id,
         idempotency=fixed.idempotency,
-        attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
+        attempts=tuple(Attempt(*a.values(start)) for a in snapshot.attempts[: snapshot.size]),
         classification=final,
         complete=final is not None,
         client=fixed.client,
@@ -108,7 +109,7 @@ def _built(snapshot: Snapshot) -> CallRecord:
         scenario=fixed.scenario,
         arguments_digest=str(facts.identity),
         started_at=fixed.started_at,
-        duration=max(0.0, snapshot.now - fixed.start),
+        duration=max(0.0, snapshot.now - start),
         duplicate_of=fixed.duplicate,
     )
 
@@ -173,7 +174,7 @@ class Books(RecordRef):
                 duplicate,
             ),
         )
-        self.attempts: list[AttemptValues] = []
+        self.attempts: list[Seen] = []
 
     @property
     def ref(self) -> RecordRef:
@@ -226,7 +227,7 @@ class Books(RecordRef):
 
     def ended(
         self,
-        attempt: AttemptValues,
+        attempt: Seen,
         head: Head | None,
         final: Classification | None,
         now: float,
@@ -285,19 +286,18 @@ class Books(RecordRef):
         """Add the attempt of a copy that decided nothing (it failed while others flew, or
         lost): its fate is the copy's state."""
         now = self._context.clock()
-        attempt = AttemptValues(
+        attempt = Seen(
             number=copy.number,
             retry_origin=origin,
             wire_id=copy.wire_id,
             classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
+            head=head,
             error_kind=error_kind,
             delay=0.0,
             retry_after=None,
             decision=None,
-            elapsed=copy.sent_at - self.start,
-            duration=max(0.0, now - copy.sent_at),
+            sent_at=copy.sent_at,
+            ended_at=now,
             kind=AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
             session_id=sent_session,
             fate=str(copy.state),
@@ -350,6 +350,6 @@ class Books(RecordRef):
         return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
 
 
-def attempt_number(attempt: AttemptValues) -> int:
+def attempt_number(attempt: Seen) -> int:
     """The sort key of a hedged call's attempts: numbered as their copies were sent."""
     return attempt.number
