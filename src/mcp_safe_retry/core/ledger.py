@@ -37,6 +37,7 @@ __all__ = [
 
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
+_REDIRECT = Outcome.REDIRECT
 
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
@@ -324,7 +325,7 @@ class Books(RecordRef):
             if wire_id is not facts.id:
                 context.observed.settled(self.session, facts.id)
             outcome = classification.outcome
-            if outcome is not Outcome.REDIRECT:  # a hop: the request sent on to its Location
+            if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
                 context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
                 context.guard.settled(
@@ -340,7 +341,7 @@ class Books(RecordRef):
         previous = self.previous
         if previous is not None:
             self.previous = None
-        context.history.append(snapshot, replacing=previous)
+        context.history.keep(snapshot, previous)
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
 

@@ -290,7 +290,10 @@ class History(Live):
     ) -> None:
         """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
         that was resumed) moves it to the end instead of keeping both."""
-        entry = record if isinstance(record, LazyRecord) else _Built(record)
+        self.keep(record if isinstance(record, LazyRecord) else _Built(record), replacing)
+
+    def keep(self, entry: LazyRecord, replacing: LazyRecord | None = None) -> None:
+        """``append`` for a snapshot, as a call's books add theirs (no record to wrap)."""
         with self._lock:
             if replacing is not None:
                 # It may already have been pushed out of the bounded history.
