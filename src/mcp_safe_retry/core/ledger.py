@@ -256,7 +256,7 @@ class Books(RecordRef):
             self._context.observed.learn(facts, final, message, session)
         snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
-        listeners = self._context.listeners()
+        listeners = self._context.listeners(attempt)
         if listeners:
             self._tell(listeners, snapshot, attempt=True)
         if final is not None:
