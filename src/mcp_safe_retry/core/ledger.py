@@ -236,39 +236,67 @@ class Books(RecordRef):
         *,
         message: JSON = None,
         hedged: bool = False,
+        amend: bool = False,
     ) -> None:
         """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
         verdict when the call ends with it (else None), then the transport learns what its
         answer (``message``) tells and the books are closed. The hooks are owed both.
 
         A hedged call's attempts are numbered as their copies were sent; the record's
-        session is the first one an answer named."""
+        session is the first one an answer named. ``amend``: ``attempt`` replaces the last
+        one (``amended``), and the hooks, told of that one already, hear of the call only."""
         attempts = self.attempts
         if hedged:  # a new list: the snapshots taken keep theirs as it was
             attempts = self.attempts = sorted((*attempts, attempt), key=attempt_number)
+        elif amend:  # a new list too
+            attempts = self.attempts = [*attempts[:-1], attempt]
         else:
             attempts.append(attempt)
         session = self.session
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
+        context = self._context
         facts = self._facts
         if final is not None and facts.method in LEARNED_METHODS:
-            self._context.observed.learn(facts, final, message, session)
+            context.observed.learn(facts, final, message, session)
         snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
-        listeners = self._context.listeners(attempt)
-        if listeners:
+        listeners = context.listeners(attempt)
+        if listeners and not amend:
             self._tell(listeners, snapshot, attempt=True)
-        if final is not None:
-            self._finish(snapshot, final, now, listeners, wire_id)
+        if final is None:
+            return
+        # The call ends: the duties of its end, then its entry in the history.
+        if facts.id is not None:
+            if wire_id is not facts.id:
+                context.observed.settled(session, facts.id)
+            outcome = final.outcome
+            if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
+                context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
+            if self._guarded is not None:
+                context.guard.settled(
+                    self._guarded,
+                    facts.identity,
+                    attempts,
+                    final,
+                    request_id=facts.id,
+                    started_at=self._fixed.started_at,
+                    session_id=session,
+                    now=now,
+                )
+        previous = self.previous
+        if previous is not None:
+            self.previous = None
+        context.history.keep(snapshot, previous)
+        if listeners:
+            self._tell(listeners, snapshot, attempt=False)
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""
         last = self.attempts[-1]
-        # A new list: the snapshots taken keep the attempt as it was.
-        self.attempts = [*self.attempts[:-1], last._replace(decision=stop)]
-        snapshot = self._snapshot = self._take(last.classification, now)
-        self._finish(snapshot, last.classification, now, self._context.listeners(), wire_id)
+        # The snapshots taken keep the attempt as it was (``ended`` makes a new list).
+        stopped = last._replace(decision=stop)
+        self.ended(stopped, None, last.classification, now, wire_id, amend=True)
 
     def reopened(self) -> None:
         """A resumption: the record it ends with replaces this one in the history."""
@@ -310,40 +338,6 @@ class Books(RecordRef):
         if self._pending is None:
             self._pending = []
         self._pending.append((listeners, snapshot, attempt))
-
-    def _finish(
-        self,
-        snapshot: LazyRecord,
-        classification: Classification,
-        now: float,
-        listeners: tuple[Hook, ...],
-        wire_id: RequestId | None,
-    ) -> None:
-        context = self._context
-        facts = self._facts
-        if facts.id is not None:
-            if wire_id is not facts.id:
-                context.observed.settled(self.session, facts.id)
-            outcome = classification.outcome
-            if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
-                context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
-            if self._guarded is not None:
-                context.guard.settled(
-                    self._guarded,
-                    facts.identity,
-                    self.attempts,
-                    classification,
-                    request_id=facts.id,
-                    started_at=self._fixed.started_at,
-                    session_id=self.session,
-                    now=now,
-                )
-        previous = self.previous
-        if previous is not None:
-            self.previous = None
-        context.history.keep(snapshot, previous)
-        if listeners:
-            self._tell(listeners, snapshot, attempt=False)
 
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
