@@ -155,8 +155,6 @@ class Books(RecordRef):
         duplicate: Duplicate | None,
     ) -> None:
         self._context = context
-        self._facts = facts
-        self.start = start  # monotonic: the call's first send
         self.session = session  # the session of the call's record (the first one seen)
         # The duplicate guard (core/guard.py): the server key of a call it watches, and the
         # earlier call this one repeats while that may have run.
@@ -176,6 +174,11 @@ class Books(RecordRef):
             ),
         )
         self.attempts: list[Seen] = []
+
+    @property
+    def start(self) -> float:
+        """When the call's first send went out (monotonic: the call's clock)."""
+        return self._fixed.start
 
     @property
     def ref(self) -> RecordRef:
@@ -256,7 +259,7 @@ class Books(RecordRef):
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
         context = self._context
-        facts = self._facts
+        facts = self._fixed.facts
         if final is not None and facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
         snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
