@@ -12,7 +12,7 @@ from mcp_safe_retry.core.commands import Send
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.ledger import Snapshot
 from mcp_safe_retry.core.outcomes import verdict
-from mcp_safe_retry.core.records import AttemptValues, LazyRecord
+from mcp_safe_retry.core.records import LazyRecord, Seen
 from mcp_safe_retry.instrumentation.hooks import publish
 from mcp_safe_retry.records import Outcome, RetryOrigin
 from tests.core.drive import JSON, Clock, answer, begin, engine, sent_message
@@ -100,20 +100,19 @@ def test_a_snapshot_is_equal_only_to_itself() -> None:
     assert twin != snapshot and snapshot == call.ref.snapshot
 
 
-def _copy_attempt(number: int) -> AttemptValues:
-    return AttemptValues(
+def _copy_attempt(number: int) -> Seen:
+    return Seen(
         number=number,
         retry_origin=RetryOrigin.SDK,
         wire_id=f"w{number}",
         classification=verdict(Outcome.NETWORK_ERROR, error_kind="connect"),
-        status=None,
-        content_type=None,
+        head=None,
         error_kind="connect",
         delay=0.0,
         retry_after=None,
         decision=None,
-        elapsed=0.0,
-        duration=0.0,
+        sent_at=0.0,
+        ended_at=0.0,
         kind="hedge",
         fate="failed",
     )

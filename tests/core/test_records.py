@@ -5,9 +5,11 @@ from __future__ import annotations
 import attrs
 
 from mcp_safe_retry import History, Idempotency
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.core.decision import Decision, Reason
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.outcomes import verdict
-from mcp_safe_retry.core.records import AttemptValues, LazyRecord
+from mcp_safe_retry.core.records import AttemptValues, LazyRecord, Seen
 from mcp_safe_retry.records import Attempt, CallRecord, Outcome, RetryOrigin
 
 
@@ -49,3 +51,31 @@ def test_history_takes_records_and_snapshots_and_replaces_by_identity() -> None:
     assert len(history) == 2
     assert history.records() == [plain, plain]
     assert history.last() == plain
+
+
+def test_an_attempt_seen_gives_the_values_it_would_have_been_given_when_it_ended() -> None:
+    head = Head(200, "application/json", session_id="s-1")
+    seen = Seen(
+        number=2,
+        retry_origin=RetryOrigin.SDK,
+        wire_id="w-2",
+        classification=verdict(Outcome.TOOL_SUCCESS),
+        head=head,
+        error_kind=None,
+        delay=0.5,
+        retry_after=None,
+        decision=None,
+        sent_at=10.0,
+        ended_at=12.5,
+        kind=AttemptKind.POST,
+        session_id="s-1",
+    )
+    values = seen.values(start=4.0)
+    assert (values.status, values.content_type) == (200, "application/json")
+    assert (values.elapsed, values.duration) == (6.0, 2.5)
+    assert values[:4] == seen[:4] and values[6:10] == seen[5:9]
+    assert values[12:] == seen[11:]
+    # A clock that went back (another thread's reading) never makes a negative duration;
+    # no head: no status, no content type.
+    early = seen._replace(head=None, ended_at=9.0).values(start=4.0)
+    assert (early.status, early.content_type, early.duration) == (None, None, 0.0)

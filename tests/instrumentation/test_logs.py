@@ -14,6 +14,11 @@ import pytest
 import mcp_safe_retry
 import mcp_safe_retry.hooks
 import mcp_safe_retry.records
+from mcp_safe_retry.core import ledger
+from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.core.decision import Decision, Reason
+from mcp_safe_retry.core.outcomes import Outcome, verdict
+from mcp_safe_retry.core.records import RetryOrigin, Seen
 from mcp_safe_retry.instrumentation import logs as _logging
 from mcp_safe_retry.instrumentation.logs import FIELDS, LoggingHook, error_type
 from tests.instrumentation.support import (
@@ -28,6 +33,8 @@ from tests.instrumentation.support import (
 )
 
 LOGGER = "mcp_safe_retry"
+SUCCESS, NOT_RETRYABLE = Decision.stop(Reason.SUCCESS), Decision.stop(Reason.NOT_RETRYABLE)
+RETRY = Decision(retry=True, reason=Reason.NETWORK_ERROR, delay=0.1)
 
 
 def mine(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -249,4 +256,75 @@ def test_the_hook_is_enabled_while_its_logger_logs_info_as_the_level_moves() -> 
         assert not hook.enabled()
     finally:
         log.disabled = False
+        log.setLevel(logging.NOTSET)
+
+
+def test_healthy_calls_build_no_record_for_the_logging_hook_at_info(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[object] = []
+    real = ledger._built
+
+    def counting(snapshot: ledger.Snapshot) -> mcp_safe_retry.records.CallRecord:
+        built.append(snapshot)
+        return real(snapshot)
+
+    monkeypatch.setattr(ledger, "_built", counting)
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    server = Server(FakeClock(), [result({}), result({"content": []})])
+    with httpx.Client(transport=transport(server)) as client:
+        call(client, "ping")
+        call(client, "tools/call", 2, name="t", arguments={})
+    assert built == []  # the hook said, from the attempt's facts, it would log nothing
+    # A call with something to say at INFO is told, its record built, its lines the same.
+    server.script(status(503), result({}))
+    with httpx.Client(transport=transport(server)) as client:
+        call(client, "ping", 3)
+    assert [r.getMessage() for r in mine(caplog)] == [
+        "ping id=3 retrying in 0.200 s after attempt 1: HTTP_ERROR (retryable_status)",
+        "ping id=3 done after 2 attempts: RPC_SUCCESS (success)",
+    ]
+    assert len(built) == 2
+    # At DEBUG every attempt has its line: a healthy call is told too.
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    server.script(result({}))
+    with httpx.Client(transport=transport(server)) as client:
+        call(client, "ping", 4)
+    assert len(built) == 3
+
+
+@pytest.mark.parametrize(
+    ("number", "outcome", "decision", "level", "wanted"),
+    [
+        pytest.param(1, Outcome.RPC_SUCCESS, SUCCESS, logging.INFO, False, id="quiet"),
+        pytest.param(1, Outcome.RPC_SUCCESS, SUCCESS, logging.DEBUG, True, id="quiet-debug"),
+        pytest.param(2, Outcome.RPC_SUCCESS, SUCCESS, logging.INFO, True, id="after-a-retry"),
+        pytest.param(1, Outcome.HTTP_ERROR, NOT_RETRYABLE, logging.INFO, True, id="failed"),
+        pytest.param(1, Outcome.NETWORK_ERROR, RETRY, logging.INFO, True, id="retried"),
+        pytest.param(1, Outcome.TOOL_SUCCESS, None, logging.INFO, False, id="copy-no-decision"),
+    ],
+)
+def test_the_logging_hook_wants_what_it_would_log(
+    number: int, outcome: Outcome, decision: Decision | None, level: int, wanted: bool
+) -> None:
+    log = logging.getLogger("mcp_safe_retry.test_wants")
+    hook = LoggingHook(log)
+    seen = Seen(
+        number,
+        RetryOrigin.NONE,
+        1,
+        verdict(outcome),
+        None,
+        None,
+        0.0,
+        None,
+        decision,
+        0.0,
+        1.0,
+        AttemptKind.POST,
+    )
+    try:
+        log.setLevel(level)
+        assert hook.wants(seen) is wanted
+    finally:
         log.setLevel(logging.NOTSET)

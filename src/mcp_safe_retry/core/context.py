@@ -21,7 +21,7 @@ from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
-from .records import History
+from .records import History, Seen
 from .session import Sessions
 
 __all__ = ["CallContext", "Reopens"]
@@ -67,6 +67,6 @@ class CallContext(Protocol):
 
     def idempotency(self, method: str, tool: str | None) -> Idempotency: ...
 
-    def listeners(self) -> tuple[Hook, ...]: ...
+    def listeners(self, attempt: Seen | None = None) -> tuple[Hook, ...]: ...
 
     def await_resumption(self, event_id: str, call: Reopens) -> None: ...

@@ -24,7 +24,7 @@ from .latency import Latencies
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
-from .records import History
+from .records import History, Seen
 from .session import SESSION_HEADER, Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
 
@@ -150,10 +150,17 @@ class Engine:
         """A request id never used before (the spec forbids re-using one)."""
         return f"mcp-safe-retry-{self._prefix}-{next(self._counter)}"
 
-    def listeners(self) -> tuple[Hook, ...]:
-        """The hooks to tell now: none while only the logging hook is there and it is off
-        (then no record needs to be built to be shown)."""
+    def listeners(self, attempt: Seen | None = None) -> tuple[Hook, ...]:
+        """The hooks to tell now (of ``attempt``, as it ends): none while only the logging
+        hook is there and it is off or has nothing to say of it (then no record needs to
+        be built to be shown)."""
         logging_hook = self._logging_hook
-        if self._user_hooks or (logging_hook is not None and logging_hook.enabled()):
+        if self._user_hooks:
+            return self.hooks
+        if (
+            logging_hook is not None
+            and logging_hook.enabled()
+            and (attempt is None or logging_hook.wants(attempt))
+        ):
             return self.hooks
         return ()

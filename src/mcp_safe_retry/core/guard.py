@@ -30,7 +30,7 @@ from .idempotency import Idempotency
 from .jsonrpc import Digest, RequestFacts, RequestId
 from .outcomes import Classification, Outcome, verdict
 from .policy import DuplicateGuard
-from .records import AttemptValues
+from .records import AttemptValues, Seen
 from .servers import ServerKey
 
 __all__ = [
@@ -51,7 +51,7 @@ _SUCCESS = Outcome.TOOL_SUCCESS  # answered: with nothing remembered, nothing to
 _UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
 
 
-def call_delivery(attempts: Sequence[AttemptValues]) -> Delivery:
+def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
     """Whether a call's request can have run: its newest attempt that reached the server
     decides (an unsent one after it changes nothing; a renewal's steps are not the call's)."""
     for attempt in reversed(attempts):
@@ -131,7 +131,7 @@ class GuardTable:
         self,
         server: str | ServerKey,
         digest: Digest,
-        attempts: Sequence[AttemptValues],
+        attempts: Sequence[AttemptValues | Seen],
         final: Classification,
         *,
         request_id: RequestId | None,

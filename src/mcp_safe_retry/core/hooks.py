@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from .records import Attempt, CallRecord
+from .records import Attempt, CallRecord, Seen
 
 __all__ = ["Hook", "SwitchedHook"]
 
@@ -30,7 +30,13 @@ class Hook(Protocol):
 
 
 class SwitchedHook(Hook, Protocol):
-    """A hook that may be switched off (the logging hook, while its logger is): then no
-    record is built for it."""
+    """A hook that may be switched off (the logging hook, while its logger is), or have
+    nothing to say about an attempt: then no record is built for it."""
 
     def enabled(self) -> bool: ...
+
+    def wants(self, attempt: Seen) -> bool:
+        """Whether it would say anything about ``attempt`` (asked, while ``enabled``, as the
+        attempt ends, before any record is built): when not, neither its ``on_attempt`` nor
+        the call's ``on_call`` is called for it (this hook must do nothing in either)."""
+        ...

@@ -18,7 +18,7 @@ from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, RequestId
 from .observed import LEARNED_METHODS
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import Attempt, AttemptValues, CallRecord, LazyRecord, RetryOrigin, target
+from .records import Attempt, CallRecord, LazyRecord, RetryOrigin, Seen, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -37,6 +37,7 @@ __all__ = [
 
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
+_REDIRECT = Outcome.REDIRECT
 
 Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
 """Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
@@ -59,7 +60,7 @@ class Fixed(NamedTuple):
 
 class _Taken(NamedTuple):
     fixed: Fixed
-    attempts: list[AttemptValues]  # the books' list: appended to, never changed in place
+    attempts: list[Seen]  # the books' list: appended to, never changed in place
     size: int  # how many of them the snapshot holds
     final: Classification | None  # the call's verdict, once it has one
     now: float  # when it was taken (the call's clock)
@@ -94,12 +95,13 @@ def _built(snapshot: Snapshot) -> CallRecord:
     fixed = snapshot.fixed
     facts = fixed.facts
     final = snapshot.final
+    start = fixed.start
     return CallRecord(
         method=facts.method,
         tool=facts.tool,
         request_id=facts.id,
         idempotency=fixed.idempotency,
-        attempts=tuple(Attempt(*a) for a in snapshot.attempts[: snapshot.size]),
+        attempts=tuple(Attempt(*a.values(start)) for a in snapshot.attempts[: snapshot.size]),
         classification=final,
         complete=final is not None,
         client=fixed.client,
@@ -108,7 +110,7 @@ def _built(snapshot: Snapshot) -> CallRecord:
         scenario=fixed.scenario,
         arguments_digest=str(facts.identity),
         started_at=fixed.started_at,
-        duration=max(0.0, snapshot.now - fixed.start),
+        duration=max(0.0, snapshot.now - start),
         duplicate_of=fixed.duplicate,
     )
 
@@ -153,8 +155,6 @@ class Books(RecordRef):
         duplicate: Duplicate | None,
     ) -> None:
         self._context = context
-        self._facts = facts
-        self.start = start  # monotonic: the call's first send
         self.session = session  # the session of the call's record (the first one seen)
         # The duplicate guard (core/guard.py): the server key of a call it watches, and the
         # earlier call this one repeats while that may have run.
@@ -173,7 +173,12 @@ class Books(RecordRef):
                 duplicate,
             ),
         )
-        self.attempts: list[AttemptValues] = []
+        self.attempts: list[Seen] = []
+
+    @property
+    def start(self) -> float:
+        """When the call's first send went out (monotonic: the call's clock)."""
+        return self._fixed.start
 
     @property
     def ref(self) -> RecordRef:
@@ -226,7 +231,7 @@ class Books(RecordRef):
 
     def ended(
         self,
-        attempt: AttemptValues,
+        attempt: Seen,
         head: Head | None,
         final: Classification | None,
         now: float,
@@ -234,39 +239,67 @@ class Books(RecordRef):
         *,
         message: JSON = None,
         hedged: bool = False,
+        amend: bool = False,
     ) -> None:
         """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
         verdict when the call ends with it (else None), then the transport learns what its
         answer (``message``) tells and the books are closed. The hooks are owed both.
 
         A hedged call's attempts are numbered as their copies were sent; the record's
-        session is the first one an answer named."""
+        session is the first one an answer named. ``amend``: ``attempt`` replaces the last
+        one (``amended``), and the hooks, told of that one already, hear of the call only."""
         attempts = self.attempts
         if hedged:  # a new list: the snapshots taken keep theirs as it was
             attempts = self.attempts = sorted((*attempts, attempt), key=attempt_number)
+        elif amend:  # a new list too
+            attempts = self.attempts = [*attempts[:-1], attempt]
         else:
             attempts.append(attempt)
         session = self.session
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
-        facts = self._facts
+        context = self._context
+        facts = self._fixed.facts
         if final is not None and facts.method in LEARNED_METHODS:
-            self._context.observed.learn(facts, final, message, session)
+            context.observed.learn(facts, final, message, session)
         snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
-        listeners = self._context.listeners()
-        if listeners:
+        listeners = context.listeners(attempt)
+        if listeners and not amend:
             self._tell(listeners, snapshot, attempt=True)
-        if final is not None:
-            self._finish(snapshot, final, now, listeners, wire_id)
+        if final is None:
+            return
+        # The call ends: the duties of its end, then its entry in the history.
+        if facts.id is not None:
+            if wire_id is not facts.id:
+                context.observed.settled(session, facts.id)
+            outcome = final.outcome
+            if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
+                context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
+            if self._guarded is not None:
+                context.guard.settled(
+                    self._guarded,
+                    facts.identity,
+                    attempts,
+                    final,
+                    request_id=facts.id,
+                    started_at=self._fixed.started_at,
+                    session_id=session,
+                    now=now,
+                )
+        previous = self.previous
+        if previous is not None:
+            self.previous = None
+        context.history.keep(snapshot, previous)
+        if listeners:
+            self._tell(listeners, snapshot, attempt=False)
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""
         last = self.attempts[-1]
-        # A new list: the snapshots taken keep the attempt as it was.
-        self.attempts = [*self.attempts[:-1], last._replace(decision=stop)]
-        snapshot = self._snapshot = self._take(last.classification, now)
-        self._finish(snapshot, last.classification, now, self._context.listeners(), wire_id)
+        # The snapshots taken keep the attempt as it was (``ended`` makes a new list).
+        stopped = last._replace(decision=stop)
+        self.ended(stopped, None, last.classification, now, wire_id, amend=True)
 
     def reopened(self) -> None:
         """A resumption: the record it ends with replaces this one in the history."""
@@ -285,19 +318,18 @@ class Books(RecordRef):
         """Add the attempt of a copy that decided nothing (it failed while others flew, or
         lost): its fate is the copy's state."""
         now = self._context.clock()
-        attempt = AttemptValues(
+        attempt = Seen(
             number=copy.number,
             retry_origin=origin,
             wire_id=copy.wire_id,
             classification=classification,
-            status=head.status if head else None,
-            content_type=head.content_type if head else None,
+            head=head,
             error_kind=error_kind,
             delay=0.0,
             retry_after=None,
             decision=None,
-            elapsed=copy.sent_at - self.start,
-            duration=max(0.0, now - copy.sent_at),
+            sent_at=copy.sent_at,
+            ended_at=now,
             kind=AttemptKind.HEDGE if copy.kind is CopyKind.HEDGE else AttemptKind.POST,
             session_id=sent_session,
             fate=str(copy.state),
@@ -310,46 +342,12 @@ class Books(RecordRef):
             self._pending = []
         self._pending.append((listeners, snapshot, attempt))
 
-    def _finish(
-        self,
-        snapshot: LazyRecord,
-        classification: Classification,
-        now: float,
-        listeners: tuple[Hook, ...],
-        wire_id: RequestId | None,
-    ) -> None:
-        context = self._context
-        facts = self._facts
-        if facts.id is not None:
-            if wire_id is not facts.id:
-                context.observed.settled(self.session, facts.id)
-            outcome = classification.outcome
-            if outcome is not Outcome.REDIRECT:  # a hop: the request sent on to its Location
-                context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
-            if self._guarded is not None:
-                context.guard.settled(
-                    self._guarded,
-                    facts.identity,
-                    self.attempts,
-                    classification,
-                    request_id=facts.id,
-                    started_at=self._fixed.started_at,
-                    session_id=self.session,
-                    now=now,
-                )
-        previous = self.previous
-        if previous is not None:
-            self.previous = None
-        context.history.append(snapshot, replacing=previous)
-        if listeners:
-            self._tell(listeners, snapshot, attempt=False)
-
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
         attempts = self.attempts
         return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
 
 
-def attempt_number(attempt: AttemptValues) -> int:
+def attempt_number(attempt: Seen) -> int:
     """The sort key of a hedged call's attempts: numbered as their copies were sent."""
     return attempt.number

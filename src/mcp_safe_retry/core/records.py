@@ -21,6 +21,7 @@ from .outcomes import Classification
 
 if TYPE_CHECKING:
     from .duplicate import Duplicate
+    from .events import Head
 
 __all__ = [
     "Attempt",
@@ -29,6 +30,7 @@ __all__ = [
     "History",
     "LazyRecord",
     "RetryOrigin",
+    "Seen",
     "target",
 ]
 
@@ -195,6 +197,52 @@ class AttemptValues(NamedTuple):
     fate: str | None = None
 
 
+class Seen(NamedTuple):
+    """What an attempt left when it ended, as it was seen: its facts read then, nothing
+    worked out from them (what the engine keeps per attempt). Its ``AttemptValues`` (the
+    head's status and content type, the times since the call's start) are worked out only
+    when a record is read (``values``), most never are. The duplicate guard reads
+    ``kind``, ``classification`` and ``error_kind``, as an ``AttemptValues`` has them."""
+
+    number: int
+    retry_origin: RetryOrigin
+    wire_id: RequestId | None
+    classification: Classification
+    head: Head | None  # the answer's head (None: no answer)
+    error_kind: str | None
+    delay: float
+    retry_after: float | None
+    decision: Decision | None
+    sent_at: float  # the call's clock
+    ended_at: float  # the call's clock
+    kind: str
+    session_id: str | None = None
+    fate: str | None = None
+
+    def values(self, start: float) -> AttemptValues:
+        """The attempt's values, for a call that started at ``start`` (the call's clock)."""
+        head = self.head
+        sent_at = self.sent_at
+        duration = self.ended_at - sent_at
+        return AttemptValues(
+            self.number,
+            self.retry_origin,
+            self.wire_id,
+            self.classification,
+            None if head is None else head.status,
+            None if head is None else head.content_type,
+            self.error_kind,
+            self.delay,
+            self.retry_after,
+            self.decision,
+            sent_at - start,  # elapsed
+            duration if duration > 0.0 else 0.0,
+            self.kind,
+            self.session_id,
+            self.fate,
+        )
+
+
 class LazyRecord:
     """A CallRecord built on first read (``get``) and kept: what the history holds and the
     hooks are handed. A call's books take one when an attempt ends (``ledger.Snapshot``:
@@ -242,7 +290,10 @@ class History(Live):
     ) -> None:
         """Add a finished record; ``replacing`` an earlier snapshot of the same call (one
         that was resumed) moves it to the end instead of keeping both."""
-        entry = record if isinstance(record, LazyRecord) else _Built(record)
+        self.keep(record if isinstance(record, LazyRecord) else _Built(record), replacing)
+
+    def keep(self, entry: LazyRecord, replacing: LazyRecord | None = None) -> None:
+        """``append`` for a snapshot, as a call's books add theirs (no record to wrap)."""
         with self._lock:
             if replacing is not None:
                 # It may already have been pushed out of the bounded history.

@@ -20,7 +20,7 @@ from .hedge_copies import CopyState
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
 from .outcomes import Classification, Outcome, verdict
-from .records import AttemptValues, RetryOrigin
+from .records import RetryOrigin, Seen
 from .state import expect
 from .tally import counted, refund, told
 
@@ -41,7 +41,7 @@ ASK_BUDGET = Decision(retry=True, reason=Reason.THROTTLED)
 decided: the attempt is settled again (from its ``PendingRetry``) once the budget answered."""
 
 _SEND_AS_IS = Send(None)
-_values = tuple.__new__  # an AttemptValues from its values in field order (no keyword call)
+_seen = tuple.__new__  # a Seen from its values in field order (no keyword call)
 _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
@@ -233,23 +233,20 @@ class Settling:
         retry = decision.retry
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
-        sent_at = outgoing.sent_at
-        duration = now - sent_at
-        attempt = _values(
-            AttemptValues,
+        attempt = _seen(
+            Seen,
             (
                 self.copy_number if hedged else len(books.attempts) + 1,  # number
                 _APPLICATION if resuming else outgoing.origin,  # retry_origin
                 outgoing.wire_id,
                 classification,
-                None if head is None else head.status,
-                None if head is None else head.content_type,
+                head,
                 error_kind,
                 outgoing.delay,
                 retry_after,
                 decision,
-                sent_at - books.start,  # elapsed
-                duration if duration > 0.0 else 0.0,
+                outgoing.sent_at,
+                now,  # ended_at
                 kind,
                 outgoing.session if renewal is None else renewal.session,  # session_id
                 (_FAILED if retry else _WON) if hedged and renewal is None else None,  # fate

@@ -6,7 +6,7 @@ attempt while the logger is off (the default: only a NullHandler is attached).
 * DEBUG, one line per attempt: how it ended.
 * INFO, one line per decision: each retry, and the stop that ends a call, except that a
   call that succeeded at its first attempt logs its stop at DEBUG, so INFO stays quiet for
-  healthy traffic.
+  healthy traffic (and such a call builds no record for this hook: ``wants``).
 
 Each line carries structured ``extra`` fields (see ``FIELDS``) for JSON log formatters. No
 line holds a header, a URL, a tool argument or more than ``MESSAGE_CHARS`` scrubbed
@@ -23,7 +23,7 @@ from typing import Any
 from ..core.decision import Decision
 from ..core.live import Live
 from ..core.outcomes import NOT_FAILURES, Classification, Outcome
-from ..core.records import Attempt, CallRecord, target
+from ..core.records import Attempt, CallRecord, Seen, target
 from .hooks import logger
 from .redact import MESSAGE_CHARS, short_text
 
@@ -92,6 +92,14 @@ class LoggingHook(Live):
     def _recipe(self) -> functools.partial[LoggingHook]:
         return functools.partial(LoggingHook, self._log, max_message_chars=self._max_message_chars)
 
+    def wants(self, attempt: Seen) -> bool:
+        """Whether it logs anything about ``attempt`` (the engine asks while the logger is
+        on at INFO, before a record is built): at DEBUG every attempt, at INFO all but a
+        quiet one (``_quiet``). ``on_call`` logs nothing, so a call it is not told of
+        loses no line."""
+        quiet = _quiet(attempt.number, attempt.classification.outcome, attempt.decision)
+        return not quiet or self._log.isEnabledFor(logging.DEBUG)
+
     def on_attempt(self, record: CallRecord, attempt: Attempt) -> None:
         log = self._log
         if not log.isEnabledFor(logging.INFO):
@@ -99,7 +107,7 @@ class LoggingHook(Live):
         c = attempt.classification
         decision = attempt.decision
         debug = log.isEnabledFor(logging.DEBUG)
-        quiet = attempt.number == 1 and c.outcome in NOT_FAILURES and not _retries(decision)
+        quiet = _quiet(attempt.number, c.outcome, decision)
         if quiet and not debug:
             return  # healthy traffic: nothing to say at INFO
         extra = self._fields(record, attempt)
@@ -178,8 +186,9 @@ LOGGING_HOOK = LoggingHook()
 """The logging hook every transport installs ahead of the user's hooks."""
 
 
-def _retries(decision: Decision | None) -> bool:
-    return decision is not None and decision.retry
+def _quiet(number: int, outcome: Outcome, decision: Decision | None) -> bool:
+    """A first attempt that succeeded and is not retried: INFO says nothing of it."""
+    return number == 1 and outcome in NOT_FAILURES and not (decision is not None and decision.retry)
 
 
 def _target(record: CallRecord) -> str:
