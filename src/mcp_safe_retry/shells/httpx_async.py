@@ -30,7 +30,7 @@ from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES
 from ..instrumentation.hooks import Hook, publish
 from ..instrumentation.logs import LOGGING_HOOK
-from .bodies_httpx_async import Ended, Executor, answered, close, made
+from .bodies_httpx_async import Executor, answered, close, made
 from .errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx_async import race
 from .wiring import (
@@ -191,10 +191,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                start = Ended(call.start())
+                done = await self._executor.run(call, request, call, call.start())
             else:
-                start = await race(request, hedging, self._executor)
-            command, response, head, body = await self._executor.run(call, request, start)
+                done = await race(request, hedging, self._executor)
+            command, response, head, body = done
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise

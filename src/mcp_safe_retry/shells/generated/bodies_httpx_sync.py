@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator, Iterator
-from typing import NamedTuple
 
 import attrs
 import httpx
@@ -42,15 +41,11 @@ __all__ = ["Ended", "Executor", "answered", "close", "made", "with_body"]
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
 
-class Ended(NamedTuple):
-    """Where the executor stopped: the command (a race's: a ``Launch``, or None to wait),
-    the response it concerns and that response's head, and the body read (None: the
-    response was read in place, or not)."""
+Ended = tuple[Next, httpx.Response | None, Head | None, bytes | None]
+"""Where the executor stopped: the command (a race's: a ``Launch``, or None to wait), the
+response it concerns, its head, and the body read (None: read in place, or not read)."""
 
-    command: Next
-    response: httpx.Response | None = None
-    head: Head | None = None
-    body: bytes | None = None
+_WAITS = frozenset({Ask, Sleep, Lock, Unlock})  # what the executor carries out, save a Send
 
 
 @attrs.define(eq=False)
@@ -74,26 +69,28 @@ class Executor:
         self,
         call: Call,
         request: httpx.Request,
-        ended: Ended,
-        gate: Gate | None = None,
+        gate: Gate,
+        command: Next,
+        *,
+        response: httpx.Response | None = None,
+        head: Head | None = None,
+        body: bytes | None = None,
         stop: tuple[type, ...] = (),
     ) -> Ended:
-        """Carry out ``ended``'s command and those that follow, until one it does not carry
-        out, or one of ``stop`` after the first; ``gate`` hears what each met (default: the
-        call). A response it does not hand back is closed, on a cancellation too."""
-        command, response, head, body = ended
-        gate = call if gate is None else gate
+        """Carry out ``command`` (``response``, ``head`` and ``body``: what it concerns, as
+        ``Ended`` holds them) and those that follow, until one it does not carry out, or one
+        of ``stop`` after the first; ``gate`` hears what each met (the call, or a copy of its
+        race). A response it does not hand back is closed, on a cancellation too."""
         locked = False
         try:
-            while True:  # by type, most frequent first: every call
+            while True:  # by type, most frequent first: every call sends, most end then
                 if type(command) is Send:
                     if response is not None:  # a retry: the answer it replaces is dropped
                         response.close()
                         response = None
-                    content = command.content
-                    attempt = (
-                        request if content is None else with_body(request, content, command.headers)
-                    )
+                    attempt = request
+                    if command.content is not None:
+                        attempt = with_body(request, command.content, command.headers)
                     try:
                         response = self.inner.handle_request(attempt)
                     except httpx.TransportError as exc:
@@ -111,6 +108,8 @@ class Executor:
                             else:
                                 body = None if in_place else read
                                 command = gate.received(read)
+                elif type(command) not in _WAITS:
+                    return command, response, head, body
                 elif type(command) is Ask:  # a budget's: its answer may yet be handed on
                     if response is not None and command.budget is None:
                         response.close()  # the breaker's: dropped before the send
@@ -131,11 +130,8 @@ class Executor:
                     self.session_lock.release()
                     locked = False
                     command = command.then
-                else:
-                    break
-                if type(command) in stop:
-                    break
-            return Ended(command, response, head, body)
+                if stop and type(command) in stop:
+                    return command, response, head, body
         except BaseException:
             close(response)
             raise
@@ -238,12 +234,12 @@ class _TrackedStream(httpx.SyncByteStream):
                 error = exc
             self._body.close()
             if error is None:
-                ended = Ended(call.stream_ended(self._tracker))
+                then = call.stream_ended(self._tracker)
             else:
-                ended = Ended(call.stream_ended(self._tracker, error, *describe_error(error)))
+                then = call.stream_ended(self._tracker, error, *describe_error(error))
             publish(call.owed())
             try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
-                command, response, head, _ = self._executor.run(call, self._request, ended)
+                command, response, head, _ = self._executor.run(call, self._request, call, then)
             except BaseException as exc:
                 call.abandoned(exc)
                 raise

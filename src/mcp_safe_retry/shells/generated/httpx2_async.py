@@ -44,7 +44,7 @@ from ..wiring import (
     split_options,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, Executor, answered, close, made
+from .bodies_httpx2_async import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx2_async import race
 
@@ -193,10 +193,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                start = Ended(call.start())
+                done = await self._executor.run(call, request, call, call.start())
             else:
-                start = await race(request, hedging, self._executor)
-            command, response, head, body = await self._executor.run(call, request, start)
+                done = await race(request, hedging, self._executor)
+            command, response, head, body = done
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise

@@ -44,7 +44,7 @@ from ..wiring import (
     wrong_client,
 )
 from ..wiring import no_race as race
-from .bodies_httpx2_sync import Ended, Executor, answered, close, made
+from .bodies_httpx2_sync import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 
 __all__ = ["RetryTransport", "mcp_client"]
@@ -190,10 +190,10 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                start = Ended(call.start())
+                done = self._executor.run(call, request, call, call.start())
             else:
-                start = race(request, hedging, self._executor)
-            command, response, head, body = self._executor.run(call, request, start)
+                done = race(request, hedging, self._executor)
+            command, response, head, body = done
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
