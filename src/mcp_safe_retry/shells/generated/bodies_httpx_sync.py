@@ -16,18 +16,7 @@ import attrs
 import httpx
 
 from ...core.call import Call
-from ...core.commands import (
-    Answer,
-    Ask,
-    HeaderEdits,
-    Lock,
-    Next,
-    Read,
-    Send,
-    Sleep,
-    Stream,
-    Unlock,
-)
+from ...core.commands import Answer, Ask, HeaderEdits, Lock, Next, Read, Send, Sleep, Stream, Unlock
 from ...core.events import Head
 from ...core.extensions import RECORD_EXTENSION
 from ...core.gates import Gate
@@ -41,9 +30,9 @@ __all__ = ["Ended", "Executor", "answered", "close", "made", "with_body"]
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
 
+# Where the executor stopped: the command (a race's: a ``Launch``, or None to wait), the
+# response it concerns, its head, and the body read (None: read in place, or not read).
 Ended = tuple[Next, httpx.Response | None, Head | None, bytes | None]
-"""Where the executor stopped: the command (a race's: a ``Launch``, or None to wait), the
-response it concerns, its head, and the body read (None: read in place, or not read)."""
 
 _WAITS = frozenset({Ask, Sleep, Lock, Unlock})  # what the executor carries out, save a Send
 
@@ -278,16 +267,11 @@ def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes,
 
     Returns:
         The body, and whether the response itself can be handed on. A plain body is read
-        from the raw stream and put back as a fresh stream, so the caller's client reads
-        (and times: ``response.elapsed``) the response as it would without us. A
-        content-encoded body is read decoded, as the caller would see it, to be handed on
-        in a response of ours.
+        from the raw stream and put back (``_Whole``), so the caller's client reads (and
+        times: ``response.elapsed``) the response as it would without us. A content-encoded
+        body is read decoded (as the caller would see it) for a response of ours.
     """
-    if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
-        body = response.read()
-        if len(body) > limit:
-            raise too_large(limit)
-        return body, True
+    read = response.is_stream_consumed  # read already (a mock's answer): handed on as it is
     raw = _raw_stream(response, head)
     chunks = []
     size = 0
@@ -304,9 +288,28 @@ def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes,
             raw.close()  # the connection goes back to the pool
     body = b"".join(chunks)
     if raw is None:
-        return body, False
-    response.stream = httpx.ByteStream(body)
+        return body, read
+    response.stream = _Whole(body)
     return body, True
+
+
+class _Whole(httpx.SyncByteStream):
+    """A body read whole, handed on in one chunk: its own iterator, not a generator as
+    ``ByteStream``'s (the event loop's hooks track every async generator, on every call)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> _Whole:
+        self._left: bytes | None = self._body  # what the iteration begun has to hand on
+        return self
+
+    def __next__(self) -> bytes:
+        body = self._left
+        if body is None:
+            raise StopIteration
+        self._left = None
+        return body
 
 
 def answered(
