@@ -201,14 +201,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         finally:
             publish(call.owed())
         if command is HAND_ON:  # the server's answer as read: most calls end so
-            assert response is not None
             return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
             return self._executor.streaming(call, request, response, head, command.tracker)
         if type(command) is Answer and command.status is None:  # the server's, body replaced
-            assert response is not None
             return answered(call, request, response, body if command.body is None else command.body)
         await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:

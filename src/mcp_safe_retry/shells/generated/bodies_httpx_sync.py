@@ -66,10 +66,9 @@ class Executor:
         body: bytes | None = None,
         stop: tuple[type, ...] = (),
     ) -> Ended:
-        """Carry out ``command`` (``response``, ``head`` and ``body``: what it concerns, as
-        ``Ended`` holds them) and those that follow, until one it does not carry out, or one
-        of ``stop`` after the first; ``gate`` hears what each met (the call, or a copy of its
-        race). A response it does not hand back is closed, on a cancellation too."""
+        """Carry out ``command`` (about ``response``, ``head``, ``body``, as in ``Ended``) and
+        those that follow, until one it does not carry out or one of ``stop`` follows; ``gate``
+        (the call, or a race's copy) hears what each met. Closes a response not handed back."""
         locked = False
         try:
             while True:  # by type, most frequent first: every call sends, most end then
@@ -263,7 +262,8 @@ def _raw_stream(response: httpx.Response, head: Head) -> httpx.SyncByteStream | 
 
 
 def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes, bool]:
-    """Read a whole answer, refusing one past ``limit`` bytes.
+    """Read a whole answer, refusing one past ``limit`` bytes (counted here, not by a capping
+    generator: one less async generator per call on the path every JSON answer takes).
 
     Returns:
         The body, and whether the response itself can be handed on. A plain body is read
@@ -276,8 +276,6 @@ def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes,
     chunks = []
     size = 0
     try:
-        # Counted here rather than through a capping generator: one less async generator
-        # per call on the path every JSON answer takes.
         for chunk in response.iter_bytes() if raw is None else raw:
             size += len(chunk)
             if size > limit:  # a hostile endless body
@@ -313,13 +311,14 @@ class _Whole(httpx.SyncByteStream):
 
 
 def answered(
-    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
+    call: Call, request: httpx.Request, response: httpx.Response | None, body: bytes | None
 ) -> httpx.Response:
     """The server's answer, read whole (and decoded), with the call's record attached.
 
     ``body`` None: the response had no Content-Encoding and was read in place; it is handed
     on itself, head and all, as the server sent it.
     """
+    assert response is not None
     if body is None:
         response.extensions[RECORD_EXTENSION] = call.ref
         return response
