@@ -88,13 +88,12 @@ class Executor:
                         command = gate.headed(head)
                         if type(command) is Read:  # the body of this response, read whole
                             try:
-                                read, in_place = read_whole(response, head, command.limit)
+                                read, body = read_whole(response, head, command.limit)
                             except (httpx.TransportError, httpx.DecodingError) as exc:
                                 response.close()
                                 response = None
                                 command = gate.failed(exc, *describe_error(exc))
                             else:
-                                body = None if in_place else read
                                 command = gate.received(read)
                 elif type(command) not in _WAITS:
                     return command, response, head, body
@@ -261,15 +260,15 @@ def _raw_stream(response: httpx.Response, head: Head) -> httpx.SyncByteStream | 
     return stream
 
 
-def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes, bool]:
-    """Read a whole answer, refusing one past ``limit`` bytes (counted here, not by a capping
+def read_whole(response: httpx.Response, head: Head, cap: int) -> tuple[bytes, bytes | None]:
+    """Read a whole answer, refusing one past ``cap`` bytes (counted here, not by a capping
     generator: one less async generator per call on the path every JSON answer takes).
 
     Returns:
-        The body, and whether the response itself can be handed on. A plain body is read
-        from the raw stream and put back (``_Whole``), so the caller's client reads (and
-        times: ``response.elapsed``) the response as it would without us. A content-encoded
-        body is read decoded (as the caller would see it) for a response of ours.
+        The body, and None when the response itself is handed on (else the body again). A
+        plain body is read from the raw stream and put back (``_Whole``), so the caller's
+        client reads (and times: ``response.elapsed``) it as without us; a content-encoded
+        one is read decoded (as the caller would see it) for a response of ours.
     """
     read = response.is_stream_consumed  # read already (a mock's answer): handed on as it is
     raw = _raw_stream(response, head)
@@ -278,17 +277,18 @@ def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes,
     try:
         for chunk in response.iter_bytes() if raw is None else raw:
             size += len(chunk)
-            if size > limit:  # a hostile endless body
-                raise too_large(limit)
+            if size > cap:  # a hostile endless body
+                raise too_large(cap)
             chunks.append(chunk)
     finally:
         if raw is not None:
             raw.close()  # the connection goes back to the pool
     body = b"".join(chunks)
-    if raw is None:
-        return body, read
-    response.stream = _Whole(body)
-    return body, True
+    if raw is not None:
+        response.stream = _Whole(body)
+    elif not read:
+        return body, body
+    return body, None
 
 
 class _Whole(httpx.SyncByteStream):
