@@ -70,27 +70,28 @@ def _table(headers: Any) -> dict[bytes, bytes]:
     lower-cased here; reversed, so that the first of repeated names is written last.
     """
     kind = type(headers)
-    lower_list = _HAS_LOWER_LIST.get(kind)
-    if lower_list is None:
-        lower_list = _HAS_LOWER_LIST[kind] = _keeps_lower_list(kind)
-    if lower_list:
+    if kind in _LOWER_LIST or (kind not in _RAW_ONLY and _keeps_lower_list(kind)):
         return dict(map(_KEY_AND_VALUE, reversed(headers._list)))
     return {key.lower(): value for key, value in reversed(headers.raw)}
 
 
 _KEY_AND_VALUE = itemgetter(1, 2)
 _LATIN_1 = methodcaller("decode", "latin-1")
-_HAS_LOWER_LIST: dict[type, bool] = {}
+_LOWER_LIST: set[type] = set()  # Headers classes probed: the lower-cased triples
+_RAW_ONLY: set[type] = set()  # and those read through their public raw pairs
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 
 
 def _keeps_lower_list(kind: type) -> bool:
-    """Whether headers of class ``kind`` keep their pairs as httpx 0.28 does."""
+    """Whether headers of class ``kind`` keep their pairs as httpx 0.28 does (probed once:
+    the class joins ``_LOWER_LIST`` or ``_RAW_ONLY``)."""
     try:
         probe = kind([(b"X-Probe", b"V"), (b"x-probe", b"w")])
-        return bool(probe._list == [(b"X-Probe", b"x-probe", b"V"), (b"x-probe", b"x-probe", b"w")])
+        keeps = probe._list == [(b"X-Probe", b"x-probe", b"V"), (b"x-probe", b"x-probe", b"w")]
     except Exception:  # another layout, or another constructor: the public pairs
-        return False
+        keeps = False
+    (_LOWER_LIST if keeps else _RAW_ONLY).add(kind)
+    return bool(keeps)
 
 
 def head_of(response: Any) -> Head:
