@@ -47,6 +47,8 @@ UNASYNC: Sequence[Rule] = (
     ("__aenter__", "__enter__"),
     ("__aexit__", "__exit__"),
     ("__aiter__", "__iter__"),
+    ("__anext__", "__next__"),
+    ("StopAsyncIteration", "StopIteration"),
     ("aiter_bytes", "iter_bytes"),
     ("aclose", "close"),
     ("aread", "read"),

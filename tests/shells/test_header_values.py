@@ -7,6 +7,7 @@ those of one pass over the raw pairs (first of repeated names wins, latin-1 valu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -15,8 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.shells import wiring
-from mcp_safe_retry.shells.wiring import REQUEST_HEADERS, RESPONSE_HEADERS, header_values
+from mcp_safe_retry.shells.wiring import REQUEST_HEADERS, RESPONSE_HEADERS, head_of, header_values
 
 
 class _RawOnly:
@@ -138,12 +140,30 @@ def test_every_kind_answers_as_one_pass_over_the_raw_pairs(
             assert header_values(kind(pairs), names) == expected, kind
 
 
+@given(st.lists(st.tuples(_MIXED_CASE, _VALUES), max_size=12), st.integers(100, 599))
+def test_a_response_head_holds_what_the_one_pass_reads(
+    pairs: list[tuple[bytes, bytes]], status: int
+) -> None:
+    """``head_of`` reads the response headers in one step of its own: the same values."""
+    for kind in KINDS:
+        values = header_values(kind(pairs), RESPONSE_HEADERS)
+        head = head_of(SimpleNamespace(status_code=status, headers=kind(pairs)))
+        assert head == Head(
+            status,
+            values.get("content-type"),
+            values.get("retry-after"),
+            values.get("mcp-session-id"),
+            "content-encoding" in values,
+            "content-length" in values,
+        ), kind
+        assert type(head) is Head
+
+
 def test_httpx_and_httpx2_headers_are_read_from_their_lower_cased_triples() -> None:
     # The gain of the reader: if httpx changes its layout, the probe falls back to `raw`
     # (answers unchanged, see above) and this says the fast path is gone.
     for kind in KINDS:
         header_values(kind([(b"Content-Type", b"a/b")]), REQUEST_HEADERS)
-    assert wiring._HAS_LOWER_LIST[httpx.Headers] is True
-    assert wiring._HAS_LOWER_LIST[httpx2.Headers] is True
-    assert wiring._HAS_LOWER_LIST[_OtherLayout] is False
-    assert wiring._HAS_LOWER_LIST[_RawOnly] is False
+    assert {httpx.Headers, httpx2.Headers} <= wiring._LOWER_LIST
+    assert {_OtherLayout, _RawOnly} <= wiring._RAW_ONLY
+    assert not wiring._LOWER_LIST & wiring._RAW_ONLY

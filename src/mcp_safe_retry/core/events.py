@@ -28,8 +28,8 @@ class Head(NamedTuple):
 
 def streams(head: Head, facts: RequestFacts) -> bool:
     """Whether this answer is an SSE stream handed on as it flows (else it is read whole)."""
-    return (
-        200 <= head.status < 300
+    return (  # the media type first: a JSON answer is read whole whatever the rest says
+        media_type(head.content_type)[0] == "text/event-stream"
+        and head.status // 100 == 2
         and facts.id is not None  # not a notification
-        and media_type(head.content_type)[0] == "text/event-stream"
     )

@@ -35,7 +35,7 @@ CANCELLED_BY_CALLER = "the caller cancelled the request (notifications/cancelled
 
 
 async def race(request: httpx.Request, hedging: Hedging, executor: Executor) -> Ended:
-    """Run the copies of a hedged call until one settles it; where the race stopped.
+    """Run the copies of a hedged call until one settles it; where the call stopped.
 
     A copy may settle the call with a command that does not end the exchange (a session
     renewal after its 404): ``executor`` (the shell's one loop) carries that on, unhedged,
@@ -56,7 +56,9 @@ async def race(request: httpx.Request, hedging: Hedging, executor: Executor) -> 
     if racing.ended is None:
         await racing.abandon()
         raise racing.crash or httpx.ReadError(CANCELLED_BY_CALLER, request=request)
-    return racing.ended
+    command, response, head, body = racing.ended
+    call = hedging.call
+    return await executor.run(call, request, call, command, response=response, head=head, body=body)
 
 
 class _Racing:
@@ -94,9 +96,9 @@ class _Racing:
         hedging = self._hedging
         launch: Next = None
         with anyio.CancelScope() as self._asking:
-            asked = Ended(hedging.hedge())
             gate = HedgeGate(hedging)
-            launch = (await self._executor.run(hedging.call, self._request, asked, gate)).command
+            asked = hedging.hedge()
+            launch, *_ = await self._executor.run(hedging.call, self._request, gate, asked)
         self._asking = None
         if isinstance(launch, Launch):
             self._launch(launch)
@@ -110,7 +112,7 @@ class _Racing:
     async def abandon(self) -> None:
         """The race ends without an answer: cancel every copy still in flight."""
         if self.ended is not None:
-            await close(self.ended.response)
+            await close(self.ended[1])
             self.ended = None
         losers = self._hedging.abandon()
         with anyio.CancelScope(shield=True), anyio.move_on_after(self._hedging.cancel_time_limit):
@@ -129,15 +131,15 @@ class _Racing:
         try:
             with scope:
                 ended = await self._executor.run(
-                    hedging.call, self._request, Ended(command), gate, CARRIED_ON
+                    hedging.call, self._request, gate, command, stop=CARRIED_ON
                 )
                 for loser in hedging.losers():
                     self._scopes[loser.number].cancel()
                     if loser.notice is not None:
                         self.tasks.start_soon(self._notify_shielded, loser)
-                then = ended.command
+                then, response, _, _ = ended
                 if then is None or isinstance(then, Launch):
-                    await close(ended.response)
+                    await close(response)
                     if then is not None:
                         self._launch(then)
                 else:  # (a session renewal is carried on after the race, unhedged)

@@ -38,37 +38,17 @@ REQUEST_HEADERS = {
     name: name.decode()
     for name in (b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
 }
-RESPONSE_HEADERS = {
-    name: name.decode()
-    for name in (
-        b"content-type",
-        b"retry-after",
-        b"mcp-session-id",
-        b"content-encoding",
-        b"content-length",
-    )
-}
+_HEAD = (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding", b"content-length")
+RESPONSE_HEADERS = {name: name.decode() for name in _HEAD}  # what ``head_of`` reads
 
 
 def header_values(headers: Any, names: Mapping[bytes, str]) -> dict[str, str]:
     """The named headers of an httpx or httpx2 ``Headers``, values decoded as latin-1.
 
-    ``names`` maps each lower-case raw name to the name it is found under. The first of
-    repeated headers wins (``Headers.get`` would join them; none of these may be
-    repeated). Every step runs in C, not in a loop of ours (a request carries ~10 headers):
-    httpx and httpx2 keep ``(raw name, lower-case name, value)`` triples in
-    ``Headers._list``, read where a probe of the class finds that layout (no ``.lower()``
-    per pair, no list built by ``Headers.raw``), else the public ``raw`` pairs are
-    lower-cased here; reversed, so that the first of repeated names is written last.
+    ``names`` maps each lower-case raw name to the name it is found under (``_table``
+    says which of repeated headers counts).
     """
-    kind = type(headers)
-    lower_list = _HAS_LOWER_LIST.get(kind)
-    if lower_list is None:
-        lower_list = _HAS_LOWER_LIST[kind] = _keeps_lower_list(kind)
-    if lower_list:
-        table = dict(map(_KEY_AND_VALUE, reversed(headers._list)))
-    else:
-        table = {key.lower(): value for key, value in reversed(headers.raw)}
+    table = _table(headers)
     present = table.keys() & names.keys()
     return dict(
         zip(
@@ -79,18 +59,56 @@ def header_values(headers: Any, names: Mapping[bytes, str]) -> dict[str, str]:
     )
 
 
+def _table(headers: Any) -> dict[bytes, bytes]:
+    """An httpx or httpx2 ``Headers``' raw values by lower-case raw name.
+
+    The first of repeated headers wins (``Headers.get`` would join them; none read here
+    may be repeated). Every step runs in C, not in a loop of ours (a request carries ~10
+    headers): httpx and httpx2 keep ``(raw name, lower-case name, value)`` triples in
+    ``Headers._list``, read where a probe of the class finds that layout (no ``.lower()``
+    per pair, no list built by ``Headers.raw``), else the public ``raw`` pairs are
+    lower-cased here; reversed, so that the first of repeated names is written last.
+    """
+    kind = type(headers)
+    if kind in _LOWER_LIST or (kind not in _RAW_ONLY and _keeps_lower_list(kind)):
+        return dict(map(_KEY_AND_VALUE, reversed(headers._list)))
+    return {key.lower(): value for key, value in reversed(headers.raw)}
+
+
 _KEY_AND_VALUE = itemgetter(1, 2)
 _LATIN_1 = methodcaller("decode", "latin-1")
-_HAS_LOWER_LIST: dict[type, bool] = {}
+_LOWER_LIST: set[type] = set()  # Headers classes probed: the lower-cased triples
+_RAW_ONLY: set[type] = set()  # and those read through their public raw pairs
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 
 
 def _keeps_lower_list(kind: type) -> bool:
-    """Whether headers of class ``kind`` keep their pairs as httpx 0.28 does."""
+    """Whether headers of class ``kind`` keep their pairs as httpx 0.28 does (probed once:
+    the class joins ``_LOWER_LIST`` or ``_RAW_ONLY``)."""
     try:
         probe = kind([(b"X-Probe", b"V"), (b"x-probe", b"w")])
-        return bool(probe._list == [(b"X-Probe", b"x-probe", b"V"), (b"x-probe", b"x-probe", b"w")])
+        keeps = probe._list == [(b"X-Probe", b"x-probe", b"V"), (b"x-probe", b"x-probe", b"w")]
     except Exception:  # another layout, or another constructor: the public pairs
-        return False
+        keeps = False
+    (_LOWER_LIST if keeps else _RAW_ONLY).add(kind)
+    return bool(keeps)
+
+
+def head_of(response: Any) -> Head:
+    """The parts of an httpx or httpx2 response's head the call reads, values decoded as
+    latin-1 (``header_values`` with ``RESPONSE_HEADERS``, in one step)."""
+    content_type, retry_after, session, encoding, length = map(_table(response.headers).get, _HEAD)
+    return _new(
+        Head,
+        (
+            response.status_code,
+            None if content_type is None else content_type.decode("latin-1"),
+            None if retry_after is None else retry_after.decode("latin-1"),
+            None if session is None else session.decode("latin-1"),
+            encoding is not None,
+            length is not None,
+        ),
+    )
 
 
 def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
@@ -109,19 +127,6 @@ def edited(raw: list[tuple[bytes, bytes]], edits: HeaderEdits) -> list[tuple[byt
     headers = strip_headers(raw, b"content-length", b"transfer-encoding", *names)
     headers += [(name.encode(), value.encode()) for name, value in edits if value is not None]
     return headers
-
-
-def head_of(response: Any) -> Head:
-    """The parts of an httpx or httpx2 response's head the call reads."""
-    headers = header_values(response.headers, RESPONSE_HEADERS)
-    return Head(
-        response.status_code,
-        headers.get("content-type"),
-        headers.get("retry-after"),
-        headers.get("mcp-session-id"),
-        "content-encoding" in headers,
-        "content-length" in headers,
-    )
 
 
 # -- mixing up the two HTTP libraries, or sync and async ---------------------------------

@@ -11,24 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator, Iterator
-from typing import NamedTuple
 
 import attrs
 import httpx2 as httpx
 
 from ...core.call import Call
-from ...core.commands import (
-    Answer,
-    Ask,
-    HeaderEdits,
-    Lock,
-    Next,
-    Read,
-    Send,
-    Sleep,
-    Stream,
-    Unlock,
-)
+from ...core.commands import Answer, Ask, HeaderEdits, Lock, Next, Read, Send, Sleep, Stream, Unlock
 from ...core.events import Head
 from ...core.extensions import RECORD_EXTENSION
 from ...core.gates import Gate
@@ -42,15 +30,11 @@ __all__ = ["Ended", "Executor", "answered", "close", "made", "with_body"]
 _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
 
 
-class Ended(NamedTuple):
-    """Where the executor stopped: the command (a race's: a ``Launch``, or None to wait),
-    the response it concerns and that response's head, and the body read (None: the
-    response was read in place, or not)."""
+# Where the executor stopped: the command (a race's: a ``Launch``, or None to wait), the
+# response it concerns, its head, and the body read (None: read in place, or not read).
+Ended = tuple[Next, httpx.Response | None, Head | None, bytes | None]
 
-    command: Next
-    response: httpx.Response | None = None
-    head: Head | None = None
-    body: bytes | None = None
+_WAITS = frozenset({Ask, Sleep, Lock, Unlock})  # what the executor carries out, save a Send
 
 
 @attrs.define(eq=False)
@@ -74,26 +58,27 @@ class Executor:
         self,
         call: Call,
         request: httpx.Request,
-        ended: Ended,
-        gate: Gate | None = None,
+        gate: Gate,
+        command: Next,
+        *,
+        response: httpx.Response | None = None,
+        head: Head | None = None,
+        body: bytes | None = None,
         stop: tuple[type, ...] = (),
     ) -> Ended:
-        """Carry out ``ended``'s command and those that follow, until one it does not carry
-        out, or one of ``stop`` after the first; ``gate`` hears what each met (default: the
-        call). A response it does not hand back is closed, on a cancellation too."""
-        command, response, head, body = ended
-        gate = call if gate is None else gate
+        """Carry out ``command`` (about ``response``, ``head``, ``body``, as in ``Ended``) and
+        those that follow, until one it does not carry out or one of ``stop`` follows; ``gate``
+        (the call, or a race's copy) hears what each met. Closes a response not handed back."""
         locked = False
         try:
-            while True:  # by type, most frequent first: every call
+            while True:  # by type, most frequent first: every call sends, most end then
                 if type(command) is Send:
                     if response is not None:  # a retry: the answer it replaces is dropped
                         response.close()
                         response = None
-                    content = command.content
-                    attempt = (
-                        request if content is None else with_body(request, content, command.headers)
-                    )
+                    attempt = request
+                    if command.content is not None:
+                        attempt = with_body(request, command.content, command.headers)
                     try:
                         response = self.inner.handle_request(attempt)
                     except httpx.TransportError as exc:
@@ -103,14 +88,15 @@ class Executor:
                         command = gate.headed(head)
                         if type(command) is Read:  # the body of this response, read whole
                             try:
-                                read, in_place = read_whole(response, head, command.limit)
+                                read, body = read_whole(response, head, command.limit)
                             except (httpx.TransportError, httpx.DecodingError) as exc:
                                 response.close()
                                 response = None
                                 command = gate.failed(exc, *describe_error(exc))
                             else:
-                                body = None if in_place else read
                                 command = gate.received(read)
+                elif type(command) not in _WAITS:
+                    return command, response, head, body
                 elif type(command) is Ask:  # a budget's: its answer may yet be handed on
                     if response is not None and command.budget is None:
                         response.close()  # the breaker's: dropped before the send
@@ -131,11 +117,8 @@ class Executor:
                     self.session_lock.release()
                     locked = False
                     command = command.then
-                else:
-                    break
-                if type(command) in stop:
-                    break
-            return Ended(command, response, head, body)
+                if stop and type(command) in stop:
+                    return command, response, head, body
         except BaseException:
             close(response)
             raise
@@ -236,12 +219,12 @@ class _TrackedStream(httpx.SyncByteStream):
                 error = exc
             self._body.close()
             if error is None:
-                ended = Ended(call.stream_ended(self._tracker))
+                then = call.stream_ended(self._tracker)
             else:
-                ended = Ended(call.stream_ended(self._tracker, error, *describe_error(error)))
+                then = call.stream_ended(self._tracker, error, *describe_error(error))
             publish(call.owed())
             try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
-                command, response, head, _ = self._executor.run(call, self._request, ended)
+                command, response, head, _ = self._executor.run(call, self._request, call, then)
             except BaseException as exc:
                 call.abandoned(exc)
                 raise
@@ -275,50 +258,65 @@ def _raw_stream(response: httpx.Response, head: Head) -> httpx.SyncByteStream | 
     return stream
 
 
-def read_whole(response: httpx.Response, head: Head, limit: int) -> tuple[bytes, bool]:
-    """Read a whole answer, refusing one past ``limit`` bytes.
+def read_whole(response: httpx.Response, head: Head, cap: int) -> tuple[bytes, bytes | None]:
+    """Read a whole answer, refusing one past ``cap`` bytes (counted here, not by a capping
+    generator: one less async generator per call on the path every JSON answer takes).
 
     Returns:
-        The body, and whether the response itself can be handed on. A plain body is read
-        from the raw stream and put back as a fresh stream, so the caller's client reads
-        (and times: ``response.elapsed``) the response as it would without us. A
-        content-encoded body is read decoded, as the caller would see it, to be handed on
-        in a response of ours.
+        The body, and None when the response itself is handed on (else the body again). A
+        plain body is read from the raw stream and put back (``_Whole``), so the caller's
+        client reads (and times: ``response.elapsed``) it as without us; a content-encoded
+        one is read decoded (as the caller would see it) for a response of ours.
     """
-    if response.is_stream_consumed:  # read already (a mock's answer): hand it on as is
-        body = response.read()
-        if len(body) > limit:
-            raise too_large(limit)
-        return body, True
+    read = response.is_stream_consumed  # read already (a mock's answer): handed on as it is
     raw = _raw_stream(response, head)
     chunks = []
     size = 0
     try:
-        # Counted here rather than through a capping generator: one less async generator
-        # per call on the path every JSON answer takes.
         for chunk in response.iter_bytes() if raw is None else raw:
             size += len(chunk)
-            if size > limit:  # a hostile endless body
-                raise too_large(limit)
+            if size > cap:  # a hostile endless body
+                raise too_large(cap)
             chunks.append(chunk)
     finally:
         if raw is not None:
             raw.close()  # the connection goes back to the pool
     body = b"".join(chunks)
-    if raw is None:
-        return body, False
-    response.stream = httpx.ByteStream(body)
-    return body, True
+    if raw is not None:
+        response.stream = _Whole(body)
+    elif not read:
+        return body, body
+    return body, None
+
+
+class _Whole(httpx.SyncByteStream):
+    """A body read whole, handed on in one chunk: its own iterator, not a generator as
+    ``ByteStream``'s (the event loop's hooks track every async generator, on every call)."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def __iter__(self) -> _Whole:
+        self._left: bytes | None = self._body  # what the iteration begun has to hand on
+        return self
+
+    def __next__(self) -> bytes:
+        body = self._left
+        if body is None:
+            raise StopIteration
+        self._left = None
+        return body
 
 
 def answered(
-    call: Call, request: httpx.Request, response: httpx.Response, body: bytes | None
+    call: Call, request: httpx.Request, response: httpx.Response | None, body: bytes | None
 ) -> httpx.Response:
     """The server's answer, read whole (and decoded), with the call's record attached.
 
     ``body`` None: the response had no Content-Encoding and was read in place; it is handed
     on itself, head and all, as the server sent it.
     """
+    assert response is not None
     if body is None:
         response.extensions[RECORD_EXTENSION] = call.ref
         return response

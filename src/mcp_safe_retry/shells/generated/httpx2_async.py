@@ -44,7 +44,7 @@ from ..wiring import (
     split_options,
     wrong_client,
 )
-from .bodies_httpx2_async import Ended, Executor, answered, close, made
+from .bodies_httpx2_async import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .race_httpx2_async import race
 
@@ -193,24 +193,22 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                start = Ended(call.start())
+                done = await self._executor.run(call, request, call, call.start())
             else:
-                start = await race(request, hedging, self._executor)
-            command, response, head, body = await self._executor.run(call, request, start)
+                done = await race(request, hedging, self._executor)
+            command, response, head, body = done
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
             publish(call.owed())
         if command is HAND_ON:  # the server's answer as read: most calls end so
-            assert response is not None
             return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
             return self._executor.streaming(call, request, response, head, command.tracker)
         if type(command) is Answer and command.status is None:  # the server's, body replaced
-            assert response is not None
             return answered(call, request, response, body if command.body is None else command.body)
         await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:

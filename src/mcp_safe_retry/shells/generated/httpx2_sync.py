@@ -44,7 +44,7 @@ from ..wiring import (
     wrong_client,
 )
 from ..wiring import no_race as race
-from .bodies_httpx2_sync import Ended, Executor, answered, close, made
+from .bodies_httpx2_sync import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 
 __all__ = ["RetryTransport", "mcp_client"]
@@ -190,24 +190,22 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return ended
         try:
             if hedging is None:
-                start = Ended(call.start())
+                done = self._executor.run(call, request, call, call.start())
             else:
-                start = race(request, hedging, self._executor)
-            command, response, head, body = self._executor.run(call, request, start)
+                done = race(request, hedging, self._executor)
+            command, response, head, body = done
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
         finally:
             publish(call.owed())
         if command is HAND_ON:  # the server's answer as read: most calls end so
-            assert response is not None
             return answered(call, request, response, body)
         if type(command) is Stream:
             assert response is not None
             assert head is not None
             return self._executor.streaming(call, request, response, head, command.tracker)
         if type(command) is Answer and command.status is None:  # the server's, body replaced
-            assert response is not None
             return answered(call, request, response, body if command.body is None else command.body)
         close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
