@@ -92,16 +92,27 @@ def test_a_declared_idempotency_wins_and_an_invalid_one_is_ignored() -> None:
         assert call is not None and call.idempotency is expected
 
 
-def test_the_idempotency_remembered_follows_the_read_only_tools_seen() -> None:
+def test_a_declared_idempotency_decides_whether_the_guard_watches_the_call() -> None:
+    # "lookup" is READ by the policy, "charge" UNSAFE
+    for tool, declared, watched in [("lookup", "unsafe", True), ("charge", "read", False)]:
+        e, url = engine(), CountedUrl(URL)
+        call = begin_call(e, request(tool), {}, {IDEMPOTENCY_EXTENSION: declared}, url)
+        assert call is not None
+        call.start()
+        call.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")  # may have run
+        assert (url.written, len(e.guard)) == ((1, 1) if watched else (0, 0))
+
+
+def test_the_kind_remembered_follows_the_read_only_tools_seen() -> None:
     e = engine(policy=RetryPolicy(trust_annotations=True, tools={"pay*": "unsafe"}))
-    assert e.idempotency("tools/call", "search") is Idempotency.UNSAFE
+    assert e.request_kind("tools/call", "search") == (Idempotency.UNSAFE, True)
     e.observed.read_only_tools = frozenset({"search", "payments"})
-    assert e.idempotency("tools/call", "search") is Idempotency.READ
-    assert e.idempotency("tools/call", "payments") is Idempotency.UNSAFE  # the policy first
-    assert e.idempotency("tools/list", None) is Idempotency.READ
+    assert e.request_kind("tools/call", "search") == (Idempotency.READ, False)
+    assert e.request_kind("tools/call", "payments") == (Idempotency.UNSAFE, True)  # the policy
+    assert e.request_kind("tools/list", None) == (Idempotency.READ, False)
     for n in range(1100):
-        assert e.idempotency("tools/call", f"t{n}") is Idempotency.UNSAFE
-    assert len(e._idempotencies) <= 1024
+        assert e.request_kind("tools/call", f"t{n}") == (Idempotency.UNSAFE, True)
+    assert len(e._kinds) <= 1024
 
 
 def test_a_server_key_is_worked_out_once_when_read() -> None:

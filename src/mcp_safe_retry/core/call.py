@@ -33,22 +33,20 @@ from .commands import (
 )
 from .decision import Decision, Reason
 from .duplicate import Verdict
-from .ending import Ending
 from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
 from .jsonrpc import (
-    RequestFacts,
     parse_request,
 )
 from .ledger import Notice, RecordRef
-from .opening import opened
+from .opening import Opened
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
-from .settling import ABANDONED, ASK_BUDGET, THROTTLED, Settling
+from .settling import ABANDONED, ASK_BUDGET, THROTTLED
 from .state import CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait
@@ -65,35 +63,13 @@ _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 
 
-class Call:
-    """The state of one logical call across its attempts (built by ``begin``)."""
+class Call(Opened):
+    """The state of one logical call across its attempts (built by ``begin``; what it is
+    when it opens, and its parts, are set up by ``opening.Opened``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     _reading: Head | None = None  # the head of the answer being read whole
     _state = CallState.NEW  # what the call awaits (core/state.py)
-
-    def __init__(
-        self,
-        context: CallContext,
-        facts: RequestFacts,
-        headers: Mapping[str, str],
-        extensions: Mapping[str, Any],
-        url: object = None,
-    ) -> None:
-        self._context = context
-        self.facts = facts
-        opening = opened(context, facts, headers, extensions, url)
-        self.idempotency, self.admit, self.gives_up, outgoing, self.books = opening
-        self.outgoing = outgoing
-        self.settling = Settling(
-            context,
-            facts,
-            idempotency=self.idempotency,
-            books=self.books,
-            outgoing=outgoing,
-            admit=self.admit,
-        )
-        self.ending = Ending(context, facts, books=self.books, outgoing=outgoing)
 
     # Parts few calls need, built when first needed: fewer objects per call.
 
