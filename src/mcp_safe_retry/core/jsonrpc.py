@@ -197,6 +197,7 @@ class Digest:
 
 
 _NO_DIGEST = Digest(b"")
+_new = tuple.__new__
 
 
 class RequestFacts(NamedTuple):
@@ -297,7 +298,8 @@ def quick_call(body: bytes) -> RequestFacts | None:
     call = read_shape(_decode_call, body)
     if call is None:
         return None
-    return RequestFacts("tools/call", call.id, call.params.name, Digest(body), body)
+    # Every field in order, built in C (a NamedTuple's keyword-taking __new__ is Python).
+    return _new(RequestFacts, ("tools/call", call.id, call.params.name, Digest(body), body, None))
 
 
 def _digest(source: bytes, message: dict[str, JSON] | None) -> str:
