@@ -40,7 +40,7 @@ from .hedge_copies import Copy
 from .jsonrpc import (
     parse_request,
 )
-from .ledger import Notice, RecordRef
+from .ledger import RecordRef
 from .opening import Opened
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
@@ -100,10 +100,6 @@ class Call(Opened):
     def annotated(self, exc: BaseException) -> BaseException:
         """``exc`` with the call's record attached (``get_record(exc)``)."""
         return self.books.annotated(exc)
-
-    def owed(self) -> list[Notice]:
-        """The notifications the hooks are owed since last asked (``Books.owed``)."""
-        return self.books.owed()
 
     # -- events in, commands out -----------------------------------------------------------
 

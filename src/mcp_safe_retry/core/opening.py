@@ -9,7 +9,7 @@ attempts settle and how its answer ends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .commands import Ask
@@ -17,7 +17,7 @@ from .ending import Ending
 from .extensions import IDEMPOTENCY_EXTENSION
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
-from .ledger import Books
+from .ledger import Books, Notice
 from .observed import GiveUp, client_info
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
@@ -44,6 +44,9 @@ class Opened:
     # What most calls never have, as class-level defaults: fewer stores per call.
     admit: Ask | None = None
     gives_up: GiveUp | None = None
+    # The notifications the hooks are owed since last asked: the books' own ``Books.owed``,
+    # which the shells ask after each command (no call of the call's in between).
+    owed: Callable[[], list[Notice]]
 
     def __init__(
         self,
@@ -109,6 +112,7 @@ class Opened:
             guarded=guarded,
             duplicate=duplicate,
         )
+        self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(
             context, facts, idempotency=idempotency, books=books, outgoing=outgoing, admit=admit
