@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from .commands import Ask
 from .ending import Ending
 from .extensions import IDEMPOTENCY_EXTENSION
+from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
-from .ledger import Books, Notice
+from .ledger import Books
 from .observed import GiveUp, client_info
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
