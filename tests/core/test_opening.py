@@ -13,7 +13,7 @@ from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.extensions import IDEMPOTENCY_EXTENSION
 from mcp_safe_retry.core.outcomes import Outcome
 from mcp_safe_retry.core.records import RetryOrigin
-from mcp_safe_retry.core.servers import ServerKey, server_key
+from mcp_safe_retry.core.servers import ServerKey, key_of, server_key
 from tests.core.drive import JSON, URL, answer, engine, request
 
 
@@ -121,3 +121,12 @@ def test_a_server_key_is_worked_out_once_when_read() -> None:
     assert url.written == 0
     assert str(key) == "https://example.com/mcp" == str(key)
     assert url.written == 1 and repr(key) == "ServerKey('https://example.com/mcp')"
+
+
+def test_a_server_key_built_in_c_is_the_same_key() -> None:
+    url = CountedUrl("https://Example.com:443/mcp?x=1")
+    key = key_of((url, server_key))
+    assert isinstance(key, ServerKey) and url.written == 0
+    assert str(key) == str(ServerKey("https://example.com/mcp", server_key)) == str(key)
+    assert url.written == 1
+    assert key != ServerKey(url, server_key)  # equal only to itself, never as a tuple

@@ -23,7 +23,7 @@ from .observed import GiveUp, client_info
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
 from .records import RetryOrigin
-from .servers import ServerKey
+from .servers import key_of
 from .session import SESSION_HEADER
 from .settling import Settling
 
@@ -94,7 +94,7 @@ class Opened:
                 is_resend = context.detector.is_resend(facts.identity, now)
                 origin = _APPLICATION if is_resend else _NONE
             if watched:  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-                guarded = ServerKey(url, context.server_key)
+                guarded = key_of((url, context.server_key))
                 guard = context.guard
                 if len(guard):  # it remembers a call that may have run: is this one a repeat?
                     duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
