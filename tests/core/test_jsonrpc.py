@@ -75,3 +75,13 @@ class _Id(str):
 )
 def test_is_request_id(value: object, expected: bool) -> None:
     assert is_request_id(value) is expected
+
+
+def test_a_digest_is_worked_out_once_when_read_and_is_equal_only_to_itself() -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{}}}'
+    quick, full = quick_call(body), parse_request(body.replace(b'"id":1', b'"id":2'))
+    assert quick is not None and full is not None
+    assert quick.identity._value is None  # nothing worked out while reading
+    assert quick.digest == full.digest == str(quick.identity)  # the id and _meta left out
+    assert quick.identity._value == quick.digest and repr(quick.identity).startswith("Digest(")
+    assert quick.identity != full.identity  # equal only to itself, never as a tuple
