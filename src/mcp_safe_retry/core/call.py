@@ -9,7 +9,8 @@ answer, when a request is held back. Nothing here touches a socket, sleeps or im
 HTTP library.
 
 Where the call stands is explicit (``state.CallState``, checked on every event against
-``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
+``state.ALLOWED``). What it is as it opens, and its parts, are set up by its base
+(``opening.Opened``). It holds its parts rather than being them: its books (``ledger.Books``),
 its session renewal (``renewing.Renewing``), a retry waiting for a shared budget
 (``pending.PendingRetry``), what it hands on instead of the answer as it came (``answers``);
 the request on the wire, which these parts share, has one owner (``outgoing.Outgoing``); it
