@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry.core.jsonrpc import is_request_id, parse_request, quick_call
+from mcp_safe_retry.core.jsonrpc import is_request_id, parse_request, quick_call, same_id
 
 
 @given(st.binary(max_size=400) | st.text(max_size=200).map(str.encode))
@@ -75,3 +75,36 @@ class _Id(str):
 )
 def test_is_request_id(value: object, expected: bool) -> None:
     assert is_request_id(value) is expected
+
+
+def test_a_digest_is_worked_out_once_when_read_and_is_equal_only_to_itself() -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{}}}'
+    quick, full = quick_call(body), parse_request(body.replace(b'"id":1', b'"id":2'))
+    assert quick is not None and full is not None
+    assert quick.identity._value is None  # nothing worked out while reading
+    assert quick.digest == full.digest == str(quick.identity)  # the id and _meta left out
+    assert quick.identity._value == quick.digest and repr(quick.identity).startswith("Digest(")
+    assert quick.identity != full.identity  # equal only to itself, never as a tuple
+
+
+class _Name(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        pytest.param(1, 1, True, id="int"),
+        pytest.param("a", "a", True, id="str"),
+        pytest.param(1, "1", False, id="int-str"),
+        pytest.param(True, 1, False, id="bool-int"),
+        pytest.param(1, True, False, id="int-bool"),
+        pytest.param(True, True, False, id="bool-bool"),
+        pytest.param(1.0, 1.0, False, id="float"),
+        pytest.param(None, None, False, id="null"),
+        pytest.param(_Name("a"), _Name("a"), True, id="str-subclass"),
+        pytest.param(_Name("a"), "a", False, id="str-subclass-str"),
+    ],
+)
+def test_ids_are_the_same_only_as_json_values_of_one_type(a: object, b: object, same: bool) -> None:
+    assert same_id(a, b) is same

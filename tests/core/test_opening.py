@@ -13,7 +13,7 @@ from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.extensions import IDEMPOTENCY_EXTENSION
 from mcp_safe_retry.core.outcomes import Outcome
 from mcp_safe_retry.core.records import RetryOrigin
-from mcp_safe_retry.core.servers import ServerKey, server_key
+from mcp_safe_retry.core.servers import ServerKey, key_of, server_key
 from tests.core.drive import JSON, URL, answer, engine, request
 
 
@@ -92,16 +92,27 @@ def test_a_declared_idempotency_wins_and_an_invalid_one_is_ignored() -> None:
         assert call is not None and call.idempotency is expected
 
 
-def test_the_idempotency_remembered_follows_the_read_only_tools_seen() -> None:
+def test_a_declared_idempotency_decides_whether_the_guard_watches_the_call() -> None:
+    # "lookup" is READ by the policy, "charge" UNSAFE
+    for tool, declared, watched in [("lookup", "unsafe", True), ("charge", "read", False)]:
+        e, url = engine(), CountedUrl(URL)
+        call = begin_call(e, request(tool), {}, {IDEMPOTENCY_EXTENSION: declared}, url)
+        assert call is not None
+        call.start()
+        call.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")  # may have run
+        assert (url.written, len(e.guard)) == ((1, 1) if watched else (0, 0))
+
+
+def test_the_kind_remembered_follows_the_read_only_tools_seen() -> None:
     e = engine(policy=RetryPolicy(trust_annotations=True, tools={"pay*": "unsafe"}))
-    assert e.idempotency("tools/call", "search") is Idempotency.UNSAFE
+    assert e.request_kind("tools/call", "search") == (Idempotency.UNSAFE, True)
     e.observed.read_only_tools = frozenset({"search", "payments"})
-    assert e.idempotency("tools/call", "search") is Idempotency.READ
-    assert e.idempotency("tools/call", "payments") is Idempotency.UNSAFE  # the policy first
-    assert e.idempotency("tools/list", None) is Idempotency.READ
+    assert e.request_kind("tools/call", "search") == (Idempotency.READ, False)
+    assert e.request_kind("tools/call", "payments") == (Idempotency.UNSAFE, True)  # the policy
+    assert e.request_kind("tools/list", None) == (Idempotency.READ, False)
     for n in range(1100):
-        assert e.idempotency("tools/call", f"t{n}") is Idempotency.UNSAFE
-    assert len(e._idempotencies) <= 1024
+        assert e.request_kind("tools/call", f"t{n}") == (Idempotency.UNSAFE, True)
+    assert len(e._kinds) <= 1024
 
 
 def test_a_server_key_is_worked_out_once_when_read() -> None:
@@ -110,3 +121,12 @@ def test_a_server_key_is_worked_out_once_when_read() -> None:
     assert url.written == 0
     assert str(key) == "https://example.com/mcp" == str(key)
     assert url.written == 1 and repr(key) == "ServerKey('https://example.com/mcp')"
+
+
+def test_a_server_key_built_in_c_is_the_same_key() -> None:
+    url = CountedUrl("https://Example.com:443/mcp?x=1")
+    key = key_of((url, server_key))
+    assert isinstance(key, ServerKey) and url.written == 0
+    assert str(key) == str(ServerKey("https://example.com/mcp", server_key)) == str(key)
+    assert url.written == 1
+    assert key != ServerKey(url, server_key)  # equal only to itself, never as a tuple

@@ -11,11 +11,27 @@ import pytest
 
 from mcp_safe_retry import Idempotency, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import ErrorKind
+from mcp_safe_retry.core.budget import RetryBudget
 from mcp_safe_retry.core.call import Call, begin
-from mcp_safe_retry.core.commands import HAND_ON, Command, Read, Send, Sleep, Stream, Unlock
+from mcp_safe_retry.core.commands import (
+    HAND_ON,
+    LOCK,
+    Answer,
+    Ask,
+    Break,
+    Command,
+    Raise,
+    Read,
+    Refuse,
+    Send,
+    Sleep,
+    Stream,
+    Unlock,
+)
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
 from mcp_safe_retry.core.state import ALLOWED, CallProtocolError, CallState, Event, awaiting
+from mcp_safe_retry.core.stream import StreamTracker
 
 BODY = json.dumps(
     {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "lookup"}}
@@ -109,6 +125,18 @@ def test_the_table_names_every_event_and_the_end_allows_none() -> None:
         pytest.param(Unlock(HAND_ON), CallState.ENDED, id="unlock-then-hand-on"),
         pytest.param(Unlock(Unlock(Read(10))), CallState.ENDED, id="unlock-of-unlock"),
         pytest.param(HAND_ON, CallState.ENDED, id="hand-on"),
+        pytest.param(Sleep(1.0), CallState.SLEEPING, id="sleep"),
+        pytest.param(
+            Stream(StreamTracker(wire_id=7, caller_id=7, method="tools/call", max_event_bytes=1)),
+            CallState.STREAMING,
+            id="stream",
+        ),
+        pytest.param(Ask(budget=RetryBudget()), CallState.ASKING, id="ask"),
+        pytest.param(LOCK, CallState.LOCKING, id="lock"),
+        pytest.param(Answer(b"{}", 200), CallState.ENDED, id="answer"),
+        pytest.param(Raise(OSError("x")), CallState.ENDED, id="raise"),
+        pytest.param(Break("broken"), CallState.ENDED, id="break"),
+        pytest.param(Refuse("held"), CallState.ENDED, id="refuse"),
     ],
 )
 def test_the_state_a_command_leads_to(command: Command, state: CallState) -> None:

@@ -9,7 +9,8 @@ answer, when a request is held back. Nothing here touches a socket, sleeps or im
 HTTP library.
 
 Where the call stands is explicit (``state.CallState``, checked on every event against
-``state.ALLOWED``). It holds its parts rather than being them: its books (``ledger.Books``),
+``state.ALLOWED``). What it is as it opens, and its parts, are set up by its base
+(``opening.Opened``). It holds its parts rather than being them: its books (``ledger.Books``),
 its session renewal (``renewing.Renewing``), a retry waiting for a shared budget
 (``pending.PendingRetry``), what it hands on instead of the answer as it came (``answers``);
 the request on the wire, which these parts share, has one owner (``outgoing.Outgoing``); it
@@ -33,22 +34,20 @@ from .commands import (
 )
 from .decision import Decision, Reason
 from .duplicate import Verdict
-from .ending import Ending
 from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
 from .jsonrpc import (
-    RequestFacts,
     parse_request,
 )
-from .ledger import Notice, RecordRef
-from .opening import opened
+from .ledger import RecordRef
+from .opening import Opened
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle, Then
 from .records import RetryOrigin, target
 from .renewing import Renewing
-from .settling import ABANDONED, ASK_BUDGET, THROTTLED, Settling
+from .settling import ABANDONED, ASK_BUDGET, THROTTLED
 from .state import CallState, Event, event, expect
 from .stream import StreamTracker
 from .tally import asked_wait
@@ -65,35 +64,13 @@ _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 
 
-class Call:
-    """The state of one logical call across its attempts (built by ``begin``)."""
+class Call(Opened):
+    """The state of one logical call across its attempts (built by ``begin``; what it is
+    when it opens, and its parts, are set up by ``opening.Opened``)."""
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     _reading: Head | None = None  # the head of the answer being read whole
     _state = CallState.NEW  # what the call awaits (core/state.py)
-
-    def __init__(
-        self,
-        context: CallContext,
-        facts: RequestFacts,
-        headers: Mapping[str, str],
-        extensions: Mapping[str, Any],
-        url: object = None,
-    ) -> None:
-        self._context = context
-        self.facts = facts
-        opening = opened(context, facts, headers, extensions, url)
-        self.idempotency, self.admit, self.gives_up, outgoing, self.books = opening
-        self.outgoing = outgoing
-        self.settling = Settling(
-            context,
-            facts,
-            idempotency=self.idempotency,
-            books=self.books,
-            outgoing=outgoing,
-            admit=self.admit,
-        )
-        self.ending = Ending(context, facts, books=self.books, outgoing=outgoing)
 
     # Parts few calls need, built when first needed: fewer objects per call.
 
@@ -124,10 +101,6 @@ class Call:
     def annotated(self, exc: BaseException) -> BaseException:
         """``exc`` with the call's record attached (``get_record(exc)``)."""
         return self.books.annotated(exc)
-
-    def owed(self) -> list[Notice]:
-        """The notifications the hooks are owed since last asked (``Books.owed``)."""
-        return self.books.owed()
 
     # -- events in, commands out -----------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """What a call's parts may read of the transport they run in: its clocks and randomness, its
-policy and limits (and the idempotency the policy gives a request), the source of fresh ids,
-the shared tables (sessions, the duplicate guard, the re-send detector, latencies, the
-history) and the budget and breaker as the call asks them. ``engine.Engine`` is the one
+policy and limits (and the idempotency the policy gives a request, and whether the duplicate
+guard watches it), the source of fresh ids, the shared tables (sessions, the duplicate guard,
+the re-send detector, latencies, the history) and the budget and breaker as the call asks
+them. ``engine.Engine`` is the one
 implementation; the parts see only this, so nothing in the call machine imports the engine
 (the engine builds nothing of a call's: ``call.begin`` does).
 """
@@ -65,7 +66,7 @@ class CallContext(Protocol):
 
     def server_key(self, url: str) -> str: ...
 
-    def idempotency(self, method: str, tool: str | None) -> Idempotency: ...
+    def request_kind(self, method: str, tool: str | None) -> tuple[Idempotency, bool]: ...
 
     def listeners(self, attempt: Seen | None = None) -> tuple[Hook, ...]: ...
 

@@ -84,8 +84,8 @@ class Engine:
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
-        # (method, tool, read-only tools) -> idempotency: a transport sees few tools
-        self._idempotencies: dict[tuple[str, str | None, frozenset[str]], Idempotency] = {}
+        # (method, tool, read-only tools) -> (idempotency, guarded): a transport sees few tools
+        self._kinds: dict[tuple[str, str | None, frozenset[str]], tuple[Idempotency, bool]] = {}
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
         # client that dies of one (mcp 1.x), never for one that recovers by itself (2.x).
@@ -133,17 +133,19 @@ class Engine:
             key = self._keys[url] = server_key(url)
         return key
 
-    def idempotency(self, method: str, tool: str | None) -> Idempotency:
-        """How safe a request is to re-send under the policy, with the read-only tools seen so
-        far (``RetryPolicy.idempotency``), remembered: the policy never changes, and the
-        tools seen are part of what is remembered."""
+    def request_kind(self, method: str, tool: str | None) -> tuple[Idempotency, bool]:
+        """How safe a request of ``method`` (``tool``: the tool it calls) is to re-send under
+        the policy, with the read-only tools seen so far (``RetryPolicy.idempotency``), and
+        whether the duplicate guard watches it (``GuardTable.watches``); remembered: the
+        policy and the guard's mode never change, and the tools seen are part of the key."""
         read_only = self.observed.read_only_tools
         key = (method, tool, read_only)
-        found = self._idempotencies.get(key)
+        found = self._kinds.get(key)
         if found is None:
-            if len(self._idempotencies) >= 1024:  # many tools, or their list changing: over
-                self._idempotencies.clear()
-            found = self._idempotencies[key] = self.policy.idempotency(method, tool, read_only)
+            if len(self._kinds) >= 1024:  # many tools, or their list changing: start over
+                self._kinds.clear()
+            idempotency = self.policy.idempotency(method, tool, read_only)
+            found = self._kinds[key] = (idempotency, self.guard.watches(method, idempotency))
         return found
 
     def fresh_id(self) -> str:

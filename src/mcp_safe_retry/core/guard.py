@@ -100,13 +100,13 @@ class GuardTable:
         return len(self._calls)
 
     def guards(self, facts: RequestFacts, idempotency: Idempotency) -> bool:
-        """Whether this request is one the guard watches: a tool call of an UNSAFE tool."""
-        return (
-            idempotency is _UNSAFE
-            and facts.method == "tools/call"
-            and facts.id is not None
-            and self.mode is not _OFF
-        )
+        """Whether this message is one the guard watches: a request (``watches``)."""
+        return facts.id is not None and self.watches(facts.method, idempotency)
+
+    def watches(self, method: str, idempotency: Idempotency) -> bool:
+        """Whether a request of ``method`` is one the guard watches: a tool call of an UNSAFE
+        tool (a transport remembers the answer per tool: ``CallContext.request_kind``)."""
+        return idempotency is _UNSAFE and method == "tools/call" and self.mode is not _OFF
 
     def look(
         self, server: str | ServerKey, digest: Digest, consent: bool, now: float

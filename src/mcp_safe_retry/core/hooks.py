@@ -1,16 +1,17 @@
 """The observer protocol: what a hook is told, as the records it receives (``records``).
 
-The core only keeps, per call, which hooks are owed which snapshot (``ledger``); telling them
-(the I/O, and guarding against a hook that fails) is the shells' (``instrumentation.hooks``).
+The core only keeps, per call, which hooks are owed which snapshot (``ledger``: a ``Notice``
+each); telling them (the I/O, and guarding against a hook that fails) is the shells'
+(``instrumentation.hooks``).
 """
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from .records import Attempt, CallRecord, Seen
+from .records import Attempt, CallRecord, LazyRecord, Seen
 
-__all__ = ["Hook", "SwitchedHook"]
+__all__ = ["Hook", "Notice", "SwitchedHook"]
 
 
 @runtime_checkable
@@ -40,3 +41,7 @@ class SwitchedHook(Hook, Protocol):
         attempt ends, before any record is built): when not, neither its ``on_attempt`` nor
         the call's ``on_call`` is called for it (this hook must do nothing in either)."""
         ...
+
+
+Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
+"""Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""

@@ -156,7 +156,8 @@ _ID_TYPES = frozenset({str, int})
 
 def same_id(a: object, b: object) -> bool:
     """Compare ids by JSON value: ``1`` and ``"1"`` differ, and so do ``1`` and ``true``."""
-    return is_request_id(a) and type(a) is type(b) and a == b
+    kind = type(a)  # an exact str or int (what a JSON reader gives) is looked up in C
+    return kind is type(b) and (kind in _ID_TYPES or is_request_id(a)) and a == b
 
 
 def answers_under(
@@ -167,7 +168,12 @@ def answers_under(
     return not same_id(wire_id, caller_id) and same_id(message.get("id"), wire_id)
 
 
-class Digest:
+class _Hashed(NamedTuple):
+    source: bytes  # the request's body
+    message: dict[str, JSON] | None = None  # the body as read, if it was (perhaps inexact)
+
+
+class Digest(_Hashed):
     """A hash of what makes two requests "the same call": the method and the params less
     ``_meta`` (so neither the id nor a progress token), as canonical JSON (keys sorted, the
     standard library's writing). One definition whichever reader took the request and
@@ -175,27 +181,27 @@ class Digest:
 
     Worked out the first time it is read, then kept: most calls never need it (the re-send
     detector asks only once it holds a failed call, and only failures are recorded; a
-    record asks when it is built). ``str(digest)`` is the hex value.
+    record asks when it is built). ``str(digest)`` is the hex value. A tuple of what it is
+    worked out from (one is made per request, in C: ``tuple.__new__``), equal only to itself.
     """
 
-    __slots__ = ("_message", "_source", "_value")
-
-    def __init__(self, source: bytes, message: dict[str, JSON] | None = None) -> None:
-        self._source = source  # the request's body
-        self._message = message  # the body as read, if it was (perhaps inexact)
-        self._value: str | None = None
+    _value: str | None = None
 
     def __str__(self) -> str:
         value = self._value
         if value is None:
-            value = self._value = _digest(self._source, self._message)
-            self._message = None
+            value = self._value = _digest(self.source, self.message)
         return value
 
     def __repr__(self) -> str:
         return f"Digest({str(self)!r})"
 
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
 
+
+_new = tuple.__new__
 _NO_DIGEST = Digest(b"")
 
 
@@ -297,7 +303,9 @@ def quick_call(body: bytes) -> RequestFacts | None:
     call = read_shape(_decode_call, body)
     if call is None:
         return None
-    return RequestFacts("tools/call", call.id, call.params.name, Digest(body), body)
+    # Every field in order, built in C (a NamedTuple's keyword-taking __new__ is Python).
+    digest = _new(Digest, (body, None))
+    return _new(RequestFacts, ("tools/call", call.id, call.params.name, digest, body, None))
 
 
 def _digest(source: bytes, message: dict[str, JSON] | None) -> str:

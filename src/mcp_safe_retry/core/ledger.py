@@ -13,7 +13,7 @@ from .attempt_kinds import AttemptKind
 from .decision import Decision
 from .extensions import RECORD_ATTRIBUTE
 from .hedge_copies import Copy, CopyKind
-from .hooks import Hook
+from .hooks import Hook, Notice
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, RequestId
 from .observed import LEARNED_METHODS
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Books",
     "Fixed",
-    "Notice",
     "RecordRef",
     "Snapshot",
     "attempt_number",
@@ -38,9 +37,6 @@ __all__ = [
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
-
-Notice = tuple[tuple[Hook, ...], LazyRecord, bool]
-"""Hooks owed a notification: who, the snapshot, and True for an attempt (else the call)."""
 
 
 class Fixed(NamedTuple):

@@ -3,10 +3,12 @@ duplicate guard's memory) uses."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["ServerKey", "server_key"]
+__all__ = ["ServerKey", "key_of", "server_key"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -27,30 +29,43 @@ def server_key(url: str) -> str:
     return f"{scheme}://{netloc}{parts.path or '/'}"
 
 
-class ServerKey:
+class _Where(NamedTuple):
+    url: object  # the request's URL (an HTTP library's, or a string)
+    keys: Callable[[str], str]  # the key of a URL string
+
+
+class ServerKey(_Where):
     """The key of the server ``url`` is for, worked out the first time it is read, then kept
     (``str(key)``): a call the duplicate guard watches needs it only once the guard has
     something to look up or remember, and most calls are answered first. Writing an HTTP
     library's URL out (``str(url)``) is the larger part of the cost.
+
+    A tuple (one is made per guarded call: ``key_of`` builds it in C), the key kept beside
+    it once worked out.
 
     Args:
         url: the request's URL (an HTTP library's, or a string).
         keys: the key of a URL string (``CallContext.server_key``: remembered per transport).
     """
 
-    __slots__ = ("_key", "_keys", "_url")
-
-    def __init__(self, url: object, keys: Callable[[str], str]) -> None:
-        self._url = url
-        self._keys = keys
-        self._key: str | None = None
+    _key: str | None = None
 
     def __str__(self) -> str:
         key = self._key
         if key is None:
-            key = self._key = self._keys(str(self._url))
-            self._url = None
+            key = self._key = self.keys(str(self.url))
         return key
 
     def __repr__(self) -> str:
         return f"ServerKey({str(self)!r})"
+
+    # Equal only to itself, as the object it stands for (never compared as a tuple).
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+
+
+key_of: Callable[[tuple[object, Callable[[str], str]]], ServerKey] = functools.partial(
+    tuple.__new__, ServerKey
+)
+"""``ServerKey(url, keys)`` from ``(url, keys)``, built in C (no named tuple's ``__new__``)."""

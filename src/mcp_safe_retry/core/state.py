@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from enum import Enum
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast, get_args
 
 from .commands import (
     Ask,
@@ -80,7 +80,7 @@ ALLOWED: dict[Event, frozenset[CallState]] = {
 }
 """The states each event may come in (``stream_closed``, ``abandoned``: in any)."""
 
-_AWAITING: dict[type, CallState | None] = {
+_LEADS_TO: dict[type, CallState | None] = {
     Send: _S.SENT,
     Read: _S.READING,
     Stream: _S.STREAMING,
@@ -89,13 +89,17 @@ _AWAITING: dict[type, CallState | None] = {
     Lock: _S.LOCKING,
     Unlock: None,  # carries on: the state is that of the command it holds (``then``)
 }
+# Every command's type, so the state a command leads to is one subscript (any other ends it).
+_AWAITING: dict[type, CallState | None] = {
+    kind: _LEADS_TO.get(kind, _S.ENDED) for kind in get_args(Command)
+}
 
 
 def awaiting(command: Command) -> CallState:
     """The state a call is in once it returned ``command`` (an ``Unlock`` carries on)."""
     if type(command) is Unlock:
         command = command.then
-    state = _AWAITING.get(type(command), _S.ENDED)
+    state = _AWAITING[command.__class__]
     return _S.ENDED if state is None else state  # an Unlock of an Unlock: none is made
 
 
@@ -112,7 +116,6 @@ class _Stateful(Protocol):
 
 S = TypeVar("S", bound=_Stateful)
 _Method = Callable[Concatenate[S, P], Command]
-_ENDED = _S.ENDED
 
 
 def event(kind: Event) -> Callable[[_Method[S, P]], _Method[S, P]]:
@@ -120,21 +123,25 @@ def event(kind: Event) -> Callable[[_Method[S, P]], _Method[S, P]]:
     in, the state set from the command it returns on the way out (``awaiting``).
 
     Run on every event, so written for it: the states allowed are a tuple (compared by
-    identity, where a frozenset of enum members hashes each one in Python), and the state
-    the command leads to is looked up here, ``awaiting`` called only for an ``Unlock``.
+    identity, where a frozenset of enum members hashes each one in Python), the arguments
+    are passed on as they came (positionally: every driver feeds events so), and the state
+    the command leads to is one subscript of a table naming every command's type,
+    ``awaiting`` called only for an ``Unlock``.
     """
     allowed = tuple(ALLOWED[kind])
 
     def wrap(method: _Method[S, P]) -> _Method[S, P]:
+        run: Callable[..., Command] = method
+
         @functools.wraps(method)
-        def handle(self: S, /, *args: P.args, **kwargs: P.kwargs) -> Command:
+        def handle(self: S, /, *args: Any) -> Command:
             if self._state not in allowed:
                 raise CallProtocolError(f"{kind.value} while {self._state.value}")
-            command = method(self, *args, **kwargs)
+            command = run(self, *args)
             # None for an Unlock; a CallState (a plain Enum member) is true.
-            self._state = _AWAITING.get(type(command), _ENDED) or awaiting(command)
+            self._state = _AWAITING[command.__class__] or awaiting(command)
             return command
 
-        return handle
+        return cast("_Method[S, P]", handle)
 
     return wrap

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from ..core.hooks import Hook
-from ..core.ledger import Notice
+from ..core.hooks import Hook, Notice
 from ..core.records import Attempt, CallRecord
 
 __all__ = ["NAME", "Hook", "logger", "notify_attempt", "notify_call", "publish"]
