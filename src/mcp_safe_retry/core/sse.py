@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "SSEDecoder", "encode_event"]
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "Run", "SSEDecoder", "encode_event"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 VIEW_BYTES = 16 * 1024
@@ -72,16 +72,59 @@ class SSEDecoder:
         Event with empty ``data`` and ``event``, so every byte is accounted for in order.
         Once oversized, each chunk comes back as one such raw block.
         """
-        if self.oversized:
-            return [Event(b"", "", None, bytes(chunk))] if chunk else []
+        events: list[Event] = []
+        for block in self.decode(chunk):
+            if isinstance(block, Run):
+                events += block.events()
+            else:
+                events.append(block)
+        return events
+
+    def decode(self, chunk: bytes) -> list[Event | Run]:
+        """``feed``, with the plain events of a chunk read together as one ``Run``.
+
+        When nothing is pending, a chunk that is exactly one plain event, as most answers
+        arrive, is read without being copied into the buffer, and is its own raw bytes.
+        Else the event pending from earlier chunks is read up to its end as usual, and
+        the plain events that follow it (see ``Run``) are read in a few passes over the
+        chunk in C, not line by line; whatever follows the first other event is read as
+        usual. Events larger than the limit never get there: only a chunk within it does.
+        """
         buf = self._buf
-        if chunk and not buf and type(chunk) is bytes and len(chunk) <= self._max:
-            # Nothing pending (so no field of a half-read event is set either): a chunk
-            # that is exactly one plain event, as most answers arrive, is read without
-            # being copied into the buffer, and is its own raw bytes.
+        if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+            return self._feed(chunk)
+        pos = 0
+        if buf:
+            pos = _first_end(chunk, buf[-1] == _CR)
+            if pos < 0 or len(buf) + pos > self._max:
+                return self._feed(chunk)
+            # Two line ends in a row end an event whatever came before, so this leaves
+            # the buffer empty (else, which is not expected, the rest is read as usual).
+            blocks = self._feed(chunk[:pos])
+            if self._buf:
+                return blocks + self._feed(chunk[pos:])
+            if pos == len(chunk):
+                return blocks
+        else:
+            # Nothing pending, so no field of a half-read event is set either.
             data = _lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
+            blocks = []
+        run = _plain_run(chunk, pos)
+        if run is not None:
+            blocks.append(run)
+            pos += len(run.raw)
+        if pos < len(chunk):
+            blocks += self._feed(chunk[pos:] if pos else chunk)
+        return blocks
+
+    def _feed(self, chunk: bytes) -> list[Event | Run]:
+        """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
+        together)."""
+        if self.oversized:
+            return [Event(b"", "", None, bytes(chunk))] if chunk else []
+        buf = self._buf
         if not buf:  # the chunks the buffer is made of, while it is exactly them
             self._chunks = [chunk] if type(chunk) is bytes else None
         elif self._chunks is not None:
@@ -90,7 +133,7 @@ class SSEDecoder:
         seek = self._seek
         lf = buf.find(b"\n", seek)
         cr = buf.find(b"\r", seek)
-        events: list[Event] = []
+        events: list[Event | Run] = []
         if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
             # No line ends here: the usual case for a chunk inside a long line. A CR at
             # the end of the buffer may be the first half of a CRLF, so it waits.
@@ -113,7 +156,7 @@ class SSEDecoder:
             self._scan = self._seek = 0
         return events
 
-    def _lines(self, buf: bytearray, events: list[Event], lf: int, cr: int) -> bool:
+    def _lines(self, buf: bytearray, events: list[Event | Run], lf: int, cr: int) -> bool:
         """Read the lines that end in ``buf`` past ``_scan``, whatever ends them (CRLF, LF
         or CR), appending the events they complete; False if one was past the limit.
 
@@ -196,7 +239,7 @@ class SSEDecoder:
         self._event_start = start
         return True
 
-    def _oversize(self, buf: bytearray, events: list[Event], raw: bytes, rest: int) -> None:
+    def _oversize(self, buf: bytearray, events: list[Event | Run], raw: bytes, rest: int) -> None:
         """An event past the limit: it and the rest of the buffer go back raw; stop parsing."""
         self.oversized = True
         events.append(Event(b"", "", None, raw + bytes(buf[rest:])))
@@ -264,6 +307,99 @@ class SSEDecoder:
         self._data = []
         self._type = ""
         self._id = None
+
+
+class Run(NamedTuple):
+    """Plain events read together (``SSEDecoder.decode``): each is one ``data: `` line,
+    after ``event: message`` or not, then a blank line, and no other field (so its type is
+    ``message`` and its id None); in a run all have the same ``head`` (what comes before
+    the data) and ``tail`` (what comes after: two LFs, or two CRLFs, as the head's line).
+    Its events are ``events()``; ``raw`` is all their bytes, in order.
+    """
+
+    datas: list[bytes]
+    raw: bytes
+    head: bytes
+    tail: bytes
+
+    def events(self) -> list[Event]:
+        head, tail = self.head, self.tail
+        return [Event(data, "message", None, head + data + tail) for data in self.datas]
+
+    def size(self, start: int, stop: int) -> int:
+        """The length of the raw bytes of events ``start`` to ``stop`` (excluded)."""
+        datas = self.datas
+        count = stop - start
+        if count == len(datas):
+            return len(self.raw)
+        return count * (len(self.head) + len(self.tail)) + sum(map(len, datas[start:stop]))
+
+
+_CR = 13
+_LF_HEAD = b"event: message\ndata: "
+_CRLF_HEAD = b"event: message\r\ndata: "
+
+
+def _first_end(chunk: bytes, after_cr: bool) -> int:
+    """Where the first event that ends in ``chunk`` ends, by two line ends in a row (LF LF,
+    or CRLF CRLF when the first line end is a CRLF); -1 if none is found so. ``after_cr``:
+    the bytes before ``chunk`` end in a CR."""
+    lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+    if lf < 0:
+        return -1
+    if chunk[lf - 1] == _CR if lf else after_cr:
+        end = chunk.find(b"\r\n\r\n", lf - 1 if lf else 0)
+        return end + 4 if end >= 0 else -1
+    end = chunk.find(b"\n\n", lf)
+    return end + 2 if end >= 0 else -1
+
+
+def _plain_run(chunk: bytes, pos: int) -> Run | None:
+    """The plain events (see ``Run``) from ``pos`` on, up to the first that is not, or the
+    last that ends in ``chunk``; None if the event at ``pos`` is not one.
+
+    The chunk is split at each line end, blank line and head between two events (one C
+    pass): the pieces are the events' data if none holds a CR or LF (one more), else the
+    run stops before the first that does.
+    """
+    if chunk.startswith(b"data: ", pos):
+        head = b"data: "
+    elif chunk.startswith(_LF_HEAD, pos):
+        head = _LF_HEAD
+    elif chunk.startswith(_CRLF_HEAD, pos):
+        head = _CRLF_HEAD
+    else:
+        return None
+    start = pos + len(head)
+    lf = chunk.find(b"\n", start)
+    if lf < 0:
+        return None
+    crlf = chunk[lf - 1] == _CR
+    if crlf != (head == _CRLF_HEAD) and head != b"data: ":
+        return None  # a head's line end unlike its data's
+    end = lf - 1 if crlf else lf  # where the first event's data ends
+    tail = b"\r\n\r\n" if crlf else b"\n\n"
+    if not chunk.startswith(tail, end) or chunk.find(b"\r", start, end) >= 0:
+        return None
+    last = chunk.rfind(tail) + len(tail)  # the last event that may be one ends there
+    raw = chunk[pos:last]  # the chunk itself if it is all events
+    datas = raw.split(tail + head)
+    datas[0] = datas[0][len(head) :]
+    datas[-1] = datas[-1][: -len(tail)]
+    joined = b"".join(datas)
+    if joined.find(b"\n") < 0 and joined.find(b"\r") < 0:
+        return Run(datas, raw, head, tail)
+    # The first piece with a line end holds a plain event and what follows it (not of
+    # the same head), or the first event that is not plain: from there on the events
+    # are read line by line.
+    index = next(i for i, data in enumerate(datas) if b"\n" in data or b"\r" in data)
+    data = datas[index]
+    del datas[index:]
+    stop = data.find(tail)
+    if stop >= 0 and data.find(b"\n", 0, stop) < 0 and data.find(b"\r", 0, stop) < 0:
+        datas.append(data[:stop])
+    size = len(datas) * (len(head) + len(tail)) + sum(map(len, datas))
+    return Run(datas, chunk[pos : pos + size], head, tail)
 
 
 _LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
