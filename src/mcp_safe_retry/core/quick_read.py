@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 from .envelope import ENVELOPE_BYTES, read_envelope
 from .jsonrpc import RequestId, read_shape
 
-__all__ = ["Quick", "quick_read"]
+__all__ = ["Quick", "not_requests", "quick_read"]
 
 _decode: Callable[[bytes | bytearray], Any] | None
+_decode_lines: Callable[[bytes | bytearray], Any] | None
 try:
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
-    _decode = None
+    _decode = _decode_lines = None
     _UNSET: Any = object()
 else:
     _UNSET = msgspec.UNSET
@@ -44,6 +46,8 @@ else:
         error: Any = msgspec.UNSET
 
     _decode = msgspec.json.Decoder(_Message).decode
+    # Many bodies at once, each the one element of an array on a line of its own.
+    _decode_lines = msgspec.json.Decoder(tuple[_Message]).decode_lines
 
 
 class Quick(Enum):
@@ -69,6 +73,49 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     message = read_shape(_decode, body if envelope is None else envelope)
     if message is None:
         return Quick.NOT_SURE
+    return _judged(message, expected_id, method, envelope is not None)
+
+
+def not_requests(
+    bodies: list[bytes], expected_id: RequestId, method: str
+) -> list[tuple[int, Quick]]:
+    """``quick_read`` of each of ``bodies`` (the data of many SSE events): the index and
+    verdict of each it does not find a REQUEST in, in order; usually none.
+
+    They are read in one decode when they can be: each as the one element of an array on a
+    line of its own (``[body]``), which msgspec reads as it reads the body alone. No JSON
+    value can span two such lines (``]`` then ``[`` is never JSON, and a string cannot
+    hold a line end), and each line begins one, so n lines read as n values only if each
+    is one, else the read fails and each body is read alone. So is a body past
+    ``ENVELOPE_BYTES`` (read by its envelope).
+    """
+    found: list[tuple[int, Quick]] = []
+    messages = None
+    if bodies and max(map(len, bodies)) <= ENVELOPE_BYTES:
+        lines = b"".join((b"[", b"]\n[".join(bodies), b"]"))
+        messages = read_shape(_decode_lines, lines)
+    if messages is None or len(messages) != len(bodies):
+        for index, body in enumerate(bodies):
+            quick = quick_read(body, expected_id, method)
+            if quick is not Quick.REQUEST:
+                found.append((index, quick))
+        return found
+    # The first members of those without "method", searched for in C: usually none.
+    methods = list(map(_METHOD, map(_FIRST, messages)))
+    index = -1
+    for _ in range(methods.count(_UNSET)):
+        index = methods.index(_UNSET, index + 1)
+        found.append((index, _judged(messages[index][0], expected_id, method, False)))
+    return found
+
+
+_FIRST = itemgetter(0)
+_METHOD = attrgetter("method")
+
+
+def _judged(message: Any, expected_id: RequestId, method: str, by_envelope: bool) -> Quick:
+    """What ``quick_read`` makes of the message msgspec read (of the envelope, if
+    ``by_envelope``)."""
     if message.method is not _UNSET:
         return Quick.REQUEST
     result = message.result
@@ -82,5 +129,5 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     ):
         return Quick.NOT_SURE
     if method != "tools/call" or result.content is not _UNSET:
-        return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
+        return Quick.ENVELOPE if by_envelope else Quick.SUCCESS
     return Quick.NOT_SURE
