@@ -110,7 +110,7 @@ def test_runs_of_plain_events_follow_as_events_one_by_one(
     chunks = [stream[a:b] for a, b in itertools.pairwise(bounds)]
     got = _follow(chunks, wire_id, want_message)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sse, "_plain_run", lambda chunk, pos: None)
+        patch.setattr(sse, "plain_run", lambda chunk, pos: None)
         assert got == _follow(chunks, wire_id, want_message)
 
 

@@ -13,8 +13,9 @@ the buffer (see ``Event``).
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
+
+from .sse_plain import CR, Run, first_end, lone_event, plain_run
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "Run", "SSEDecoder", "encode_event"]
 
@@ -75,7 +76,8 @@ class SSEDecoder:
         events: list[Event] = []
         for block in self.decode(chunk):
             if isinstance(block, Run):
-                events += block.events()
+                head, tail = block.head, block.tail
+                events += [Event(data, "message", None, head + data + tail) for data in block.datas]
             else:
                 events.append(block)
         return events
@@ -95,7 +97,10 @@ class SSEDecoder:
             return self._feed(chunk)
         pos = 0
         if buf:
-            pos = _first_end(chunk, buf[-1] == _CR)
+            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+            if lf < 0:
+                return self._feed(chunk, no_lf=True)
+            pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
                 return self._feed(chunk)
             # Two line ends in a row end an event whatever came before, so this leaves
@@ -107,11 +112,11 @@ class SSEDecoder:
                 return blocks
         else:
             # Nothing pending, so no field of a half-read event is set either.
-            data = _lone_event(chunk)
+            data = lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
             blocks = []
-        run = _plain_run(chunk, pos)
+        run = plain_run(chunk, pos)
         if run is not None:
             blocks.append(run)
             pos += len(run.raw)
@@ -119,9 +124,9 @@ class SSEDecoder:
             blocks += self._feed(chunk[pos:] if pos else chunk)
         return blocks
 
-    def _feed(self, chunk: bytes) -> list[Event | Run]:
+    def _feed(self, chunk: bytes, *, no_lf: bool = False) -> list[Event | Run]:
         """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
-        together)."""
+        together); ``no_lf``: ``chunk`` is known to hold no LF."""
         if self.oversized:
             return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
@@ -131,7 +136,9 @@ class SSEDecoder:
             self._chunks.append(chunk)
         buf += chunk
         seek = self._seek
-        lf = buf.find(b"\n", seek)
+        # No LF from _seek to the end of what the buffer held (see _lines): only the chunk
+        # is searched, if it is not known to hold none.
+        lf = -1 if no_lf else buf.find(b"\n", seek)
         cr = buf.find(b"\r", seek)
         events: list[Event | Run] = []
         if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
@@ -307,123 +314,6 @@ class SSEDecoder:
         self._data = []
         self._type = ""
         self._id = None
-
-
-class Run(NamedTuple):
-    """Plain events read together (``SSEDecoder.decode``): each is one ``data: `` line,
-    after ``event: message`` or not, then a blank line, and no other field (so its type is
-    ``message`` and its id None); in a run all have the same ``head`` (what comes before
-    the data) and ``tail`` (what comes after: two LFs, or two CRLFs, as the head's line).
-    Its events are ``events()``; ``raw`` is all their bytes, in order.
-    """
-
-    datas: list[bytes]
-    raw: bytes
-    head: bytes
-    tail: bytes
-
-    def events(self) -> list[Event]:
-        head, tail = self.head, self.tail
-        return [Event(data, "message", None, head + data + tail) for data in self.datas]
-
-    def size(self, start: int, stop: int) -> int:
-        """The length of the raw bytes of events ``start`` to ``stop`` (excluded)."""
-        datas = self.datas
-        count = stop - start
-        if count == len(datas):
-            return len(self.raw)
-        return count * (len(self.head) + len(self.tail)) + sum(map(len, datas[start:stop]))
-
-
-_CR = 13
-_LF_HEAD = b"event: message\ndata: "
-_CRLF_HEAD = b"event: message\r\ndata: "
-
-
-def _first_end(chunk: bytes, after_cr: bool) -> int:
-    """Where the first event that ends in ``chunk`` ends, by two line ends in a row (LF LF,
-    or CRLF CRLF when the first line end is a CRLF); -1 if none is found so. ``after_cr``:
-    the bytes before ``chunk`` end in a CR."""
-    lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
-    if lf < 0:
-        return -1
-    if chunk[lf - 1] == _CR if lf else after_cr:
-        end = chunk.find(b"\r\n\r\n", lf - 1 if lf else 0)
-        return end + 4 if end >= 0 else -1
-    end = chunk.find(b"\n\n", lf)
-    return end + 2 if end >= 0 else -1
-
-
-def _plain_run(chunk: bytes, pos: int) -> Run | None:
-    """The plain events (see ``Run``) from ``pos`` on, up to the first that is not, or the
-    last that ends in ``chunk``; None if the event at ``pos`` is not one.
-
-    The chunk is split at each line end, blank line and head between two events (one C
-    pass): the pieces are the events' data if none holds a CR or LF (one more), else the
-    run stops before the first that does.
-    """
-    if chunk.startswith(b"data: ", pos):
-        head = b"data: "
-    elif chunk.startswith(_LF_HEAD, pos):
-        head = _LF_HEAD
-    elif chunk.startswith(_CRLF_HEAD, pos):
-        head = _CRLF_HEAD
-    else:
-        return None
-    start = pos + len(head)
-    lf = chunk.find(b"\n", start)
-    if lf < 0:
-        return None
-    crlf = chunk[lf - 1] == _CR
-    if crlf != (head == _CRLF_HEAD) and head != b"data: ":
-        return None  # a head's line end unlike its data's
-    end = lf - 1 if crlf else lf  # where the first event's data ends
-    tail = b"\r\n\r\n" if crlf else b"\n\n"
-    if not chunk.startswith(tail, end) or chunk.find(b"\r", start, end) >= 0:
-        return None
-    last = chunk.rfind(tail) + len(tail)  # the last event that may be one ends there
-    raw = chunk[pos:last]  # the chunk itself if it is all events
-    datas = raw.split(tail + head)
-    datas[0] = datas[0][len(head) :]
-    datas[-1] = datas[-1][: -len(tail)]
-    joined = b"".join(datas)
-    if joined.find(b"\n") < 0 and joined.find(b"\r") < 0:
-        return Run(datas, raw, head, tail)
-    # The first piece with a line end holds a plain event and what follows it (not of
-    # the same head), or the first event that is not plain: from there on the events
-    # are read line by line.
-    index = next(i for i, data in enumerate(datas) if b"\n" in data or b"\r" in data)
-    data = datas[index]
-    del datas[index:]
-    stop = data.find(tail)
-    if stop >= 0 and data.find(b"\n", 0, stop) < 0 and data.find(b"\r", 0, stop) < 0:
-        datas.append(data[:stop])
-    size = len(datas) * (len(head) + len(tail)) + sum(map(len, datas))
-    return Run(datas, chunk[pos : pos + size], head, tail)
-
-
-_LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
-
-
-def _lone_event(chunk: bytes) -> bytes | None:
-    """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
-    after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
-    else None (and the decoder reads it line by line)."""
-    head = _LONE_HEAD(chunk)
-    if head is None:
-        return None
-    start = head.end()
-    end = len(chunk)
-    if chunk.endswith(b"\n\n"):
-        if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:
-            return chunk[start:-2]
-    elif (
-        chunk.endswith(b"\r\n\r\n")
-        and chunk.find(b"\r", start) == end - 4
-        and chunk.find(b"\n", start) == end - 3
-    ):
-        return chunk[start:-4]
-    return None
 
 
 def encode_event(data: bytes, *, event: str = "message", event_id: str | None = None) -> bytes:
