@@ -208,38 +208,10 @@ def classify_event(
         server requests and responses to other ids. With ``want_message=False`` a plain
         success may be recognised without building the message, which is then None.
     """
-    if event_type != "message" or not data:
+    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
         return None
-    return _classify_data(
-        data, quick_read(data, expected_id, method), expected_id, method, want_message
-    )
-
-
-def classify_events(
-    datas: list[bytes],
-    expected_id: RequestId,
-    method: str,
-    *,
-    want_message: bool = True,
-) -> list[tuple[int, tuple[Classification, Any]]]:
-    """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
-    index and finding of each it does not find None for, in order; usually none (the
-    notifications are told apart together, see ``not_requests``)."""
-    found = []
-    for index, quick in not_requests(datas, expected_id, method):
-        data = datas[index]
-        if data:
-            answer = _classify_data(data, quick, expected_id, method, want_message)
-            if answer is not None:
-                found.append((index, answer))
-    return found
-
-
-def _classify_data(
-    data: bytes | bytearray, quick: Quick, expected_id: RequestId, method: str, want_message: bool
-) -> tuple[Classification, Any] | None:
-    """``classify_event`` of a message event's data, given what ``quick_read`` made of it."""
-    if quick is Quick.REQUEST or data.isspace():  # blank: nothing to read
+    quick = quick_read(data, expected_id, method)
+    if quick is Quick.REQUEST:
         return None  # a notification or a server request: not our answer
     if quick is Quick.SUCCESS and not want_message:
         return _success(method), None
@@ -257,6 +229,26 @@ def _classify_data(
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
     return classify_message(message, expected_id, method), message
+
+
+def classify_events(
+    datas: list[bytes],
+    expected_id: RequestId,
+    method: str,
+    *,
+    want_message: bool = True,
+) -> list[tuple[int, tuple[Classification, Any]]]:
+    """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
+    index and finding of each it does not find None for, in order; usually none (the
+    notifications are told apart together, see ``not_requests``)."""
+    found = []
+    for index in not_requests(datas, expected_id, method):
+        answer = classify_event(
+            datas[index], "message", expected_id, method, want_message=want_message
+        )
+        if answer is not None:
+            found.append((index, answer))
+    return found
 
 
 def classify_message(message: JSON, expected_id: RequestId, method: str) -> Classification:

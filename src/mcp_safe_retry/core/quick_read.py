@@ -73,49 +73,6 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     message = read_shape(_decode, body if envelope is None else envelope)
     if message is None:
         return Quick.NOT_SURE
-    return _judged(message, expected_id, method, envelope is not None)
-
-
-def not_requests(
-    bodies: list[bytes], expected_id: RequestId, method: str
-) -> list[tuple[int, Quick]]:
-    """``quick_read`` of each of ``bodies`` (the data of many SSE events): the index and
-    verdict of each it does not find a REQUEST in, in order; usually none.
-
-    They are read in one decode when they can be: each as the one element of an array on a
-    line of its own (``[body]``), which msgspec reads as it reads the body alone. No JSON
-    value can span two such lines (``]`` then ``[`` is never JSON, and a string cannot
-    hold a line end), and each line begins one, so n lines read as n values only if each
-    is one, else the read fails and each body is read alone. So is a body past
-    ``ENVELOPE_BYTES`` (read by its envelope).
-    """
-    found: list[tuple[int, Quick]] = []
-    messages = None
-    if bodies and max(map(len, bodies)) <= ENVELOPE_BYTES:
-        lines = b"".join((b"[", b"]\n[".join(bodies), b"]"))
-        messages = read_shape(_decode_lines, lines)
-    if messages is None or len(messages) != len(bodies):
-        for index, body in enumerate(bodies):
-            quick = quick_read(body, expected_id, method)
-            if quick is not Quick.REQUEST:
-                found.append((index, quick))
-        return found
-    # The first members of those without "method", searched for in C: usually none.
-    methods = list(map(_METHOD, map(_FIRST, messages)))
-    index = -1
-    for _ in range(methods.count(_UNSET)):
-        index = methods.index(_UNSET, index + 1)
-        found.append((index, _judged(messages[index][0], expected_id, method, False)))
-    return found
-
-
-_FIRST = itemgetter(0)
-_METHOD = attrgetter("method")
-
-
-def _judged(message: Any, expected_id: RequestId, method: str, by_envelope: bool) -> Quick:
-    """What ``quick_read`` makes of the message msgspec read (of the envelope, if
-    ``by_envelope``)."""
     if message.method is not _UNSET:
         return Quick.REQUEST
     result = message.result
@@ -129,5 +86,40 @@ def _judged(message: Any, expected_id: RequestId, method: str, by_envelope: bool
     ):
         return Quick.NOT_SURE
     if method != "tools/call" or result.content is not _UNSET:
-        return Quick.ENVELOPE if by_envelope else Quick.SUCCESS
+        return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
     return Quick.NOT_SURE
+
+
+def not_requests(bodies: list[bytes], expected_id: RequestId, method: str) -> list[int]:
+    """The indices of those of ``bodies`` (the data of many SSE events) that ``quick_read``
+    does not find a REQUEST in, in order: usually none.
+
+    They are read in one decode when they can be: each as the one element of an array on a
+    line of its own (``[body]``), which msgspec reads as it reads the body alone. No JSON
+    value can span two such lines (``]`` then ``[`` is never JSON, and a string cannot
+    hold a line end), and each line begins one, so n lines read as n values only if each
+    is one, else the read fails and each body is read alone. So is a body past
+    ``ENVELOPE_BYTES`` (read by its envelope).
+    """
+    messages = None
+    if bodies and max(map(len, bodies)) <= ENVELOPE_BYTES:
+        lines = b"".join((b"[", b"]\n[".join(bodies), b"]"))
+        messages = read_shape(_decode_lines, lines)
+    if messages is None or len(messages) != len(bodies):
+        return [
+            index
+            for index, body in enumerate(bodies)
+            if quick_read(body, expected_id, method) is not Quick.REQUEST
+        ]
+    # Those without "method", looked for in C: usually none.
+    methods = list(map(_METHOD, map(_FIRST, messages)))
+    found = []
+    index = -1
+    for _ in range(methods.count(_UNSET)):
+        index = methods.index(_UNSET, index + 1)
+        found.append(index)
+    return found
+
+
+_FIRST = itemgetter(0)
+_METHOD = attrgetter("method")

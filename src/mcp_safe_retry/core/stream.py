@@ -123,7 +123,11 @@ class StreamTracker:
         if self.classification is None:
             self.classification, self.message = found
             # No message read (a plain success): no id to restore in it.
-            _add(out, event.raw if found[1] is None else self._restore_id(event))
+            raw = event.raw if found[1] is None else self._restore_id(event)
+            if isinstance(raw, tuple):
+                out.extend(raw)
+            else:
+                out.append(raw)
         elif found[0].outcome is Outcome.MALFORMED_JSON:
             _add(out, event.raw)
         else:
