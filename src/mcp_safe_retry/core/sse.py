@@ -4,6 +4,9 @@ The decoder follows the WHATWG event-stream rules (lines end in CRLF, LF or CR; 
 line dispatches; ``data`` lines join with LF; an unterminated event at end of stream is
 discarded). Besides each event it returns the raw bytes that made it up, so a caller can
 forward a stream event by event and replace a single event without re-encoding the rest.
+Plain events (one ``data:`` line each, as servers send them) are read a chunk at a time in
+C rather than line by line; ``decode`` hands them out together as a ``Run`` (see
+``sse_plain.py``), ``feed`` as the same events as ever.
 
 A large event's data is not copied out of the buffer it was read into: the buffer itself,
 trimmed to the data, becomes ``Event.data`` (a ``bytearray``), and the decoder goes on in a
