@@ -24,6 +24,7 @@ EOLS = {"LF": b"\n", "CRLF": b"\r\n", "CR": b"\r"}
 SHAPES = {
     "1 KiB event": (1024, 1, 1 << 20),
     "64 events of 1 KiB, 64 KiB chunks": (1024, 64, 65536),
+    "1024 events of 256 B, 64 KiB chunks": (256, 1024, 65536),
     "128 KiB event, one chunk": (128 << 10, 1, 1 << 20),
     "128 KiB event, 512 B chunks": (128 << 10, 1, 512),
     "1 MiB event, 4 KiB chunks": (1 << 20, 1, 4096),

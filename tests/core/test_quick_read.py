@@ -20,7 +20,7 @@ from mcp_safe_retry.core import quick_read as quick_module
 from mcp_safe_retry.core.classify import classify_answer, classify_event
 from mcp_safe_retry.core.jsonrpc import parse_request, quick_call
 from mcp_safe_retry.core.outcomes import Outcome
-from mcp_safe_retry.core.quick_read import Quick, quick_read
+from mcp_safe_retry.core.quick_read import Quick, not_requests, quick_read
 
 pytest.importorskip("msgspec", reason="the quick readers need the [fast] extra")
 pytestmark = pytest.mark.skipif(
@@ -173,6 +173,69 @@ def test_quick_event_reads_agree_with_the_full_classifier(
                 assert quick[0] == full[0], data
                 if want_message:
                     assert quick[1] == full[1], data
+
+
+# -- many SSE events read together --------------------------------------------------------
+
+# Bodies that are not one JSON value each, but would read as values of the right count if
+# they were simply joined: one too many here, one too few there.
+MISALIGNED = [
+    [b"{} {}", b'{"a":[', b"]}"],
+    [b'{"method":"a"},{"method":"b"}', b'{"method":"c",', b'"x":1}'],
+    [b"{}]\n[{}", b'{"a":"', b'"}'],
+    [b"{}] [{}", b"{}"],
+    [b'{"method":"a"}] [{"method":"b"}', b'{"method":"c"'],
+    [b"", b"{}", b" "],
+    [b'{"method":"a"}', b"]\n[", b'{"method":"b"}'],
+]
+BODIES = st.lists(
+    EVENTS.map(lambda m: json.dumps(m).encode())
+    | st.sampled_from(
+        [b"{", b"}", b"[", b"]", b"]\n[", b",", b"", b" ", b'"', b"{}", b"\xff", b"null"]
+    )
+    | st.binary(max_size=8),
+    max_size=8,
+)
+
+
+def _one_by_one(bodies: list[bytes], expected_id: Any, method: str) -> list[int]:
+    found = [quick_read(body, expected_id, method) for body in bodies]
+    return [i for i, quick in enumerate(found) if quick is not Quick.REQUEST]
+
+
+@pytest.mark.parametrize("bodies", MISALIGNED)
+def test_bodies_read_together_never_read_across_each_other(bodies: list[bytes]) -> None:
+    assert not_requests(bodies, 1, "tools/call") == _one_by_one(bodies, 1, "tools/call")
+
+
+@given(bodies=BODIES, expected_id=IDS, method=METHODS)
+@settings(max_examples=600, deadline=None)
+def test_bodies_read_together_read_as_each_alone(
+    bodies: list[bytes], expected_id: Any, method: str
+) -> None:
+    """``not_requests`` (one decode for all, when it can) says what ``quick_read`` says
+    of each body alone, whatever the bodies: messages, fragments that might join up."""
+    got = not_requests(bodies, expected_id, method)
+    assert got == _one_by_one(bodies, expected_id, method), bodies
+
+
+def test_notifications_read_together_in_one_decode() -> None:
+    note = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}'
+    answer = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+    calls = []
+    decode_lines = quick_module._decode_lines
+    assert decode_lines is not None
+
+    def counted(text: bytes) -> Any:
+        calls.append(text)
+        return decode_lines(text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quick_module, "_decode_lines", counted)
+        assert not_requests([note] * 50, 7, "tools/call") == []
+        assert not_requests([note, answer, note], 7, "tools/call") == [1]
+        assert not_requests([note, b"{", note], 7, "tools/call") == [1]
+    assert len(calls) == 3
 
 
 # -- requests -----------------------------------------------------------------------------

@@ -331,11 +331,11 @@ def test_a_large_event_is_handed_on_in_its_buffer_without_a_copy() -> None:
 
 @pytest.mark.parametrize(
     "after",
-    [b"id: 7\n\n", b"data: more\n\n", b"\ndata: next\n\n", b"\n: comment\n"],
-    ids=["a field after it", "a second data line", "another event", "a comment after"],
+    [b"id: 7\n\n", b"data: more\n\n", b": comment\n\n"],
+    ids=["a field after it", "a second data line", "a comment after"],
 )
-def test_a_large_line_not_last_in_the_buffer_is_copied_out(after: bytes) -> None:
-    """A long data line that is not all its event and the buffer hold is read as before."""
+def test_a_large_line_not_last_in_its_event_is_copied_out(after: bytes) -> None:
+    """A long data line that is not all its event holds is read as before."""
     payload = b"y" * (sse.VIEW_BYTES + 1)
     whole = b"data: " + payload + b"\n" + after
     for chunks in ([whole], [whole[:100], whole[100:]], [b"data: " + payload + b"\n", after]):
@@ -344,6 +344,126 @@ def test_a_large_line_not_last_in_the_buffer_is_copied_out(after: bytes) -> None
         assert type(decoded.events[0].data) is bytes
 
 
+def test_a_large_event_ended_inside_a_chunk_is_handed_on_in_its_buffer() -> None:
+    """An event pending from earlier chunks is read up to its end apart from the rest of
+    the chunk that ends it, so it ends the buffer: its data is not copied out of it."""
+    payload = b"y" * (sse.VIEW_BYTES + 1)
+    whole = b"data: " + payload + b"\n\ndata: next\n\n"
+    for chunks in ([whole[:100], whole[100:]], [whole[:-14], whole[-14:]]):
+        decoded = decode(chunks, ended=True)
+        assert decoded == reference(whole, ended=True)
+        assert type(decoded.events[0].data) is bytearray
+    (first, second) = decode([whole]).events  # one chunk: read as one run, no buffer
+    assert type(first.data) is bytes and second.data == b"next"
+
+
 def test_encode_event_round_trips() -> None:
     raw = encode_event(b'{"id":1}', event_id="e-1")
     assert decode([raw]).events == [Event(b'{"id":1}', "message", "e-1", raw)]
+
+
+# -- plain events read together (``decode``'s runs) ---------------------------------------
+
+DATA = st.sampled_from([b"{}", b'{"jsonrpc":"2.0","method":"n"}', b"", b" ", b"x" * 40])
+PLAIN = st.tuples(
+    st.sampled_from([b"", b"event: message"]), DATA, st.sampled_from([b"\n", b"\r\n"])
+).map(lambda p: (p[0] + p[2] if p[0] else b"") + b"data: " + p[1] + p[2] + p[2])
+OTHER = st.sampled_from(
+    [
+        b": keep-alive\n\n",
+        b"id: 7\ndata: {}\n\n",
+        b"data: {}\nid: 8\n\n",
+        b"retry: 10\r\n\r\n",
+        b"data: {}\r\r",  # CR only
+        b"data: a\ndata: b\n\n",
+        b"data: a\rb\n\n",
+        b"event: message\r\ndata: {}\n\n",  # head and data end unlike
+        b"event: message\ndata: {}\r\n\r\n",
+        b"event: other\ndata: {}\n\n",
+        b"data:{}\n\n",
+        b"\n",
+        b"\r\n",
+        b"data: {}\n\r\n",
+        b"data: {}\r\n\n",
+    ]
+)
+MOSTLY_PLAIN = st.lists(PLAIN | PLAIN | OTHER, max_size=16).map(b"".join)
+
+
+@given(whole=MOSTLY_PLAIN, tail=TAILS, ended=st.booleans(), data=st.data())
+@settings(max_examples=800, deadline=None)
+def test_plain_events_read_together_as_the_reference(
+    whole: bytes, tail: bytes, ended: bool, data: st.DataObject
+) -> None:
+    """Streams of plain events (both heads, LF and CRLF) with other events among them
+    (comments, ids, retry, CR-only, a CR inside data, unlike line ends), cut anywhere."""
+    chunks = data.draw(chunked(whole + tail))
+    assert decode(chunks, ended=ended) == reference(whole + tail, ended=ended)
+
+
+HOSTILE = (
+    b"event: message\ndata: {}\n\n"
+    b"data: 1\n\n"
+    b": ping\n\n"
+    b"event: message\r\ndata: 2\r\n\r\n"
+    b"event: message\r\ndata: 3\r\n\r\n"
+    b"id: 4\r\ndata: 4\r\n\r\n"
+    b"data: 5\r\r"
+    b"data: 6\n\n"
+    b"data: 7\n\n"
+    b"retry: 9\n\n"
+    b"data: \n\n"
+    b"data: a\rb\n\n"
+    b"data: 8\n\n"
+)
+
+
+@pytest.mark.parametrize("limit", [1 << 20, 40])
+def test_plain_events_cut_at_every_position(limit: int) -> None:
+    """Every cut of a hostile stream into two chunks, and into three at every other pair of
+    positions, reads as the reference; so with a limit the events come near."""
+    want = reference(HOSTILE, ended=True)
+    n = len(HOSTILE)
+    for a in range(n + 1):
+        chunks = [HOSTILE[:a], HOSTILE[a:]]
+        if limit > n:
+            assert decode(chunks, limit=limit) == want, a
+        else:
+            assert accounted(chunks, limit), a
+        for b in range(a, n + 1, 7):
+            three = [HOSTILE[:a], HOSTILE[a:b], HOSTILE[b:]]
+            if limit > n:
+                assert decode(three, limit=limit) == want, (a, b)
+            else:
+                assert accounted(three, limit), (a, b)
+
+
+def accounted(chunks: list[bytes], limit: int) -> bool:
+    decoder = SSEDecoder(limit)
+    raws = [joined(e).raw for c in chunks for e in decoder.feed(c)]
+    raws += [e.raw for e in decoder.finish()]
+    return b"".join(raws) + decoder.pending() == b"".join(chunks)  # type: ignore[arg-type]
+
+
+def test_plain_events_come_as_one_run() -> None:
+    """A chunk of plain events is one Run (so the tests above read runs), whose events are
+    the reference's; a pending event is read up to its end first, and what follows the
+    first event that is not plain is read line by line."""
+    events = b"".join(b"event: message\r\ndata: " + bytes([48 + i]) + b"\r\n\r\n" for i in range(5))
+    decoder = SSEDecoder()
+    (run,) = decoder.decode(events)
+    assert isinstance(run, sse.Run) and run.raw is events
+    assert SSEDecoder().feed(events) == reference(events, ended=False).events
+    assert run.size(1, 3) == len(events) * 2 // 5
+
+    decoder = SSEDecoder()
+    assert decoder.decode(b"data: {}\n\nda") == [
+        sse.Run([b"{}"], b"data: {}\n\n", b"data: ", b"\n\n")
+    ]
+    assert decoder.decode(b"ta: x\n\ndata: 1\n\ndata: 2\n\n: c\n\ndata: 3\n\nd") == [
+        Event(b"x", "message", None, b"data: x\n\n"),
+        sse.Run([b"1", b"2"], b"data: 1\n\ndata: 2\n\n", b"data: ", b"\n\n"),
+        Event(b"", "", None, b": c\n\n"),
+        Event(b"3", "message", None, b"data: 3\n\n"),
+    ]
+    assert decoder.pending() == b"d"

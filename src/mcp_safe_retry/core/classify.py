@@ -13,8 +13,8 @@ from .envelope import ENVELOPE_BYTES
 from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from .outcomes import ACCEPTED_REQUEST, Classification, Outcome, verdict
-from .quick_read import Quick, quick_read
-from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder
+from .quick_read import Quick, not_requests, quick_read
+from .sse import DEFAULT_MAX_EVENT_BYTES, Run, SSEDecoder
 
 __all__ = [
     "ENVELOPE_ONLY",
@@ -24,6 +24,7 @@ __all__ = [
     "classify",
     "classify_answer",
     "classify_event",
+    "classify_events",
     "classify_http_error",
     "classify_json",
     "classify_message",
@@ -179,8 +180,12 @@ def classify_sse(
 ) -> Classification:
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
-    for event in decoder.feed(body) + decoder.finish():
-        found = classify_event(event.data, event.event, expected_id, method, want_message=False)
+    for block in decoder.decode(body) + decoder.finish():
+        if isinstance(block, Run):
+            hits = classify_events(block.datas, expected_id, method, want_message=False)
+            found = hits[0][1] if hits else None
+        else:
+            found = classify_event(block.data, block.event, expected_id, method, want_message=False)
         if found is not None:
             return found[0]
     if decoder.oversized:
@@ -224,6 +229,26 @@ def classify_event(
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
     return classify_message(message, expected_id, method), message
+
+
+def classify_events(
+    datas: list[bytes],
+    expected_id: RequestId,
+    method: str,
+    *,
+    want_message: bool = True,
+) -> list[tuple[int, tuple[Classification, Any]]]:
+    """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
+    index and finding of each it does not find None for, in order; usually none (the
+    notifications are told apart together, see ``not_requests``)."""
+    found = []
+    for index in not_requests(datas, expected_id, method):
+        answer = classify_event(
+            datas[index], "message", expected_id, method, want_message=want_message
+        )
+        if answer is not None:
+            found.append((index, answer))
+    return found
 
 
 def classify_message(message: JSON, expected_id: RequestId, method: str) -> Classification:

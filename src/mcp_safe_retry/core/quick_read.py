@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from operator import attrgetter, itemgetter
 from typing import Any, Literal
 
 from .envelope import ENVELOPE_BYTES, read_envelope
 from .jsonrpc import RequestId, read_shape
 
-__all__ = ["Quick", "quick_read"]
+__all__ = ["Quick", "not_requests", "quick_read"]
 
 _decode: Callable[[bytes | bytearray], Any] | None
+_decode_lines: Callable[[bytes | bytearray], Any] | None
 try:
     import msgspec
 except ImportError:  # pragma: no cover - depends on the environment
-    _decode = None
+    _decode = _decode_lines = None
     _UNSET: Any = object()
 else:
     _UNSET = msgspec.UNSET
@@ -44,6 +46,8 @@ else:
         error: Any = msgspec.UNSET
 
     _decode = msgspec.json.Decoder(_Message).decode
+    # Many bodies at once, each the one element of an array on a line of its own.
+    _decode_lines = msgspec.json.Decoder(tuple[_Message]).decode_lines
 
 
 class Quick(Enum):
@@ -84,3 +88,38 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
     if method != "tools/call" or result.content is not _UNSET:
         return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
     return Quick.NOT_SURE
+
+
+def not_requests(bodies: list[bytes], expected_id: RequestId, method: str) -> list[int]:
+    """The indices of those of ``bodies`` (the data of many SSE events) that ``quick_read``
+    does not find a REQUEST in, in order: usually none.
+
+    They are read in one decode when they can be: each as the one element of an array on a
+    line of its own (``[body]``), which msgspec reads as it reads the body alone. No JSON
+    value can span two such lines (``]`` then ``[`` is never JSON, and a string cannot
+    hold a line end), and each line begins one, so n lines read as n values only if each
+    is one, else the read fails and each body is read alone. So is a body past
+    ``ENVELOPE_BYTES`` (read by its envelope).
+    """
+    messages = None
+    if bodies and max(map(len, bodies)) <= ENVELOPE_BYTES:
+        lines = b"".join((b"[", b"]\n[".join(bodies), b"]"))
+        messages = read_shape(_decode_lines, lines)
+    if messages is None or len(messages) != len(bodies):
+        return [
+            index
+            for index, body in enumerate(bodies)
+            if quick_read(body, expected_id, method) is not Quick.REQUEST
+        ]
+    # Those without "method", looked for in C: usually none.
+    methods = list(map(_METHOD, map(_FIRST, messages)))
+    found = []
+    index = -1
+    for _ in range(methods.count(_UNSET)):
+        index = methods.index(_UNSET, index + 1)
+        found.append(index)
+    return found
+
+
+_FIRST = itemgetter(0)
+_METHOD = attrgetter("method")

@@ -4,6 +4,9 @@ The decoder follows the WHATWG event-stream rules (lines end in CRLF, LF or CR; 
 line dispatches; ``data`` lines join with LF; an unterminated event at end of stream is
 discarded). Besides each event it returns the raw bytes that made it up, so a caller can
 forward a stream event by event and replace a single event without re-encoding the rest.
+Plain events (one ``data:`` line each, as servers send them) are read a chunk at a time in
+C rather than line by line; ``decode`` hands them out together as a ``Run`` (see
+``sse_plain.py``), ``feed`` as the same events as ever.
 
 A large event's data is not copied out of the buffer it was read into: the buffer itself,
 trimmed to the data, becomes ``Event.data`` (a ``bytearray``), and the decoder goes on in a
@@ -13,10 +16,11 @@ the buffer (see ``Event``).
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "SSEDecoder", "encode_event"]
+from .sse_plain import CR, Run, first_end, lone_event, plain_run
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "VIEW_BYTES", "Event", "Run", "SSEDecoder", "encode_event"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 VIEW_BYTES = 16 * 1024
@@ -72,25 +76,74 @@ class SSEDecoder:
         Event with empty ``data`` and ``event``, so every byte is accounted for in order.
         Once oversized, each chunk comes back as one such raw block.
         """
+        events: list[Event] = []
+        for block in self.decode(chunk):
+            if isinstance(block, Run):
+                head, tail = block.head, block.tail
+                events += [Event(data, "message", None, head + data + tail) for data in block.datas]
+            else:
+                events.append(block)
+        return events
+
+    def decode(self, chunk: bytes) -> list[Event | Run]:
+        """``feed``, with the plain events of a chunk read together as one ``Run``.
+
+        When nothing is pending, a chunk that is exactly one plain event, as most answers
+        arrive, is read without being copied into the buffer, and is its own raw bytes.
+        Else the event pending from earlier chunks is read up to its end as usual, and
+        the plain events that follow it (see ``Run``) are read in a few passes over the
+        chunk in C, not line by line; whatever follows the first other event is read as
+        usual. Events larger than the limit never get there: only a chunk within it does.
+        """
+        buf = self._buf
+        if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+            return self._feed(chunk)
+        pos = 0
+        if buf:
+            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+            if lf < 0:
+                return self._feed(chunk, no_lf=True)
+            pos = first_end(chunk, lf, buf[-1] == CR)
+            if pos < 0 or len(buf) + pos > self._max:
+                return self._feed(chunk)
+            # Two line ends in a row end an event whatever came before, so this leaves
+            # the buffer empty (else, which is not expected, the rest is read as usual).
+            blocks = self._feed(chunk[:pos])
+            if self._buf:
+                return blocks + self._feed(chunk[pos:])
+            if pos == len(chunk):
+                return blocks
+        else:
+            # Nothing pending, so no field of a half-read event is set either.
+            data = lone_event(chunk)
+            if data is not None:
+                return [Event(data, "message", None, chunk)]
+            blocks = []
+        run = plain_run(chunk, pos)
+        if run is not None:
+            blocks.append(run)
+            pos += len(run.raw)
+        if pos < len(chunk):
+            blocks += self._feed(chunk[pos:] if pos else chunk)
+        return blocks
+
+    def _feed(self, chunk: bytes, *, no_lf: bool = False) -> list[Event | Run]:
+        """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
+        together); ``no_lf``: ``chunk`` is known to hold no LF."""
         if self.oversized:
             return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
-        if chunk and not buf and type(chunk) is bytes and len(chunk) <= self._max:
-            # Nothing pending (so no field of a half-read event is set either): a chunk
-            # that is exactly one plain event, as most answers arrive, is read without
-            # being copied into the buffer, and is its own raw bytes.
-            data = _lone_event(chunk)
-            if data is not None:
-                return [Event(data, "message", None, chunk)]
         if not buf:  # the chunks the buffer is made of, while it is exactly them
             self._chunks = [chunk] if type(chunk) is bytes else None
         elif self._chunks is not None:
             self._chunks.append(chunk)
         buf += chunk
         seek = self._seek
-        lf = buf.find(b"\n", seek)
+        # No LF from _seek to the end of what the buffer held (see _lines): only the chunk
+        # is searched, if it is not known to hold none.
+        lf = -1 if no_lf else buf.find(b"\n", seek)
         cr = buf.find(b"\r", seek)
-        events: list[Event] = []
+        events: list[Event | Run] = []
         if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
             # No line ends here: the usual case for a chunk inside a long line. A CR at
             # the end of the buffer may be the first half of a CRLF, so it waits.
@@ -113,7 +166,7 @@ class SSEDecoder:
             self._scan = self._seek = 0
         return events
 
-    def _lines(self, buf: bytearray, events: list[Event], lf: int, cr: int) -> bool:
+    def _lines(self, buf: bytearray, events: list[Event | Run], lf: int, cr: int) -> bool:
         """Read the lines that end in ``buf`` past ``_scan``, whatever ends them (CRLF, LF
         or CR), appending the events they complete; False if one was past the limit.
 
@@ -196,7 +249,7 @@ class SSEDecoder:
         self._event_start = start
         return True
 
-    def _oversize(self, buf: bytearray, events: list[Event], raw: bytes, rest: int) -> None:
+    def _oversize(self, buf: bytearray, events: list[Event | Run], raw: bytes, rest: int) -> None:
         """An event past the limit: it and the rest of the buffer go back raw; stop parsing."""
         self.oversized = True
         events.append(Event(b"", "", None, raw + bytes(buf[rest:])))
@@ -264,30 +317,6 @@ class SSEDecoder:
         self._data = []
         self._type = ""
         self._id = None
-
-
-_LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
-
-
-def _lone_event(chunk: bytes) -> bytes | None:
-    """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
-    after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
-    else None (and the decoder reads it line by line)."""
-    head = _LONE_HEAD(chunk)
-    if head is None:
-        return None
-    start = head.end()
-    end = len(chunk)
-    if chunk.endswith(b"\n\n"):
-        if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:
-            return chunk[start:-2]
-    elif (
-        chunk.endswith(b"\r\n\r\n")
-        and chunk.find(b"\r", start) == end - 4
-        and chunk.find(b"\n", start) == end - 3
-    ):
-        return chunk[start:-4]
-    return None
 
 
 def encode_event(data: bytes, *, event: str = "message", event_id: str | None = None) -> bytes:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from .classify import OVERSIZED, classify_event
+from collections.abc import Sequence
+
+from .classify import OVERSIZED, classify_event, classify_events
 from .jsonrpc import JSON, RequestId, answers_under, with_id
 from .outcomes import Classification, Outcome, verdict
-from .sse import Event, SSEDecoder, encode_event
+from .sse import VIEW_BYTES, Event, Run, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
 
@@ -51,26 +53,30 @@ class StreamTracker:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take a chunk of the stream; return the bytes to hand on now."""
-        return b"".join(self._forward(self._decoder.feed(chunk)))
+        return b"".join(self._forward(self._decoder.decode(chunk)))
 
     def finish(self) -> bytes:
         """The stream ended: return what is left to hand on."""
         return b"".join(self._forward(self._decoder.finish()))
 
     def pieces(self, chunk: bytes) -> list[bytes]:
-        """``feed`` as the pieces to hand on, in order, never joined: a large event goes
-        on in the chunks it came in, not copied into one."""
-        return self._forward(self._decoder.feed(chunk))
+        """``feed`` as the pieces to hand on, in order: a large event goes on in the chunks
+        it came in, not copied into one; small pieces next to each other go on joined."""
+        return self._forward(self._decoder.decode(chunk))
 
     def finish_pieces(self) -> list[bytes]:
         """``finish`` as pieces (see ``pieces``)."""
         return self._forward(self._decoder.finish())
 
-    def _forward(self, events: list[Event]) -> list[bytes]:
-        if not events:  # nor did the decoder turn oversized: that comes with an event
+    def _forward(self, blocks: Sequence[Event | Run]) -> list[bytes]:
+        if not blocks:  # nor did the decoder turn oversized: that comes with an event
             return []
         out: list[bytes] = []
-        for event in events:
+        for block in blocks:
+            if isinstance(block, Run):
+                self._forward_run(block, out)
+                continue
+            event = block
             data = event.data
             if data:
                 self.events += 1
@@ -81,18 +87,51 @@ class StreamTracker:
                     self._method,
                     want_message=self._want_message,
                 )
-                if found is not None and self.classification is None:
-                    self.classification, self.message = found
-                    # No message read (a plain success): no id to restore in it.
-                    _add(out, event.raw if found[1] is None else self._restore_id(event))
-                    continue
-                if found is not None and found[0].outcome is not Outcome.MALFORMED_JSON:
-                    self.duplicates += 1  # a second answer to the request: handed on once only
+                if found is not None:
+                    self._found(event, found, out)
                     continue
             _add(out, event.raw)
         if self._decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
-        return out
+        return _together(out) if len(out) > 1 else out
+
+    def _forward_run(self, run: Run, out: list[bytes]) -> None:
+        """A run of plain events: handed on as one piece, unless some are found to be
+        answers or malformed (then the pieces between them, and each as ``_found`` says)."""
+        datas = run.datas
+        self.events += len(datas) - datas.count(b"")
+        found = classify_events(datas, self._wire_id, self._method, want_message=self._want_message)
+        raw = run.raw
+        if not found:
+            out.append(raw)
+            return
+        start = offset = 0
+        for index, answer in found:
+            at = offset + run.size(start, index)
+            end = at + run.size(index, index + 1)
+            if at > offset:
+                out.append(raw[offset:at])
+            self._found(Event(datas[index], "message", None, raw[at:end]), answer, out)
+            start, offset = index + 1, end
+        if offset < len(raw):
+            out.append(raw[offset:])
+
+    def _found(self, event: Event, found: tuple[Classification, JSON], out: list[bytes]) -> None:
+        """An event ``classify_event`` found something in: the answer (the first one
+        found), handed on with the caller's id, or a malformed event, handed on as it is,
+        or a second answer, dropped."""
+        if self.classification is None:
+            self.classification, self.message = found
+            # No message read (a plain success): no id to restore in it.
+            raw = event.raw if found[1] is None else self._restore_id(event)
+            if isinstance(raw, tuple):
+                out.extend(raw)
+            else:
+                out.append(raw)
+        elif found[0].outcome is Outcome.MALFORMED_JSON:
+            _add(out, event.raw)
+        else:
+            self.duplicates += 1  # a second answer to the request: handed on once only
 
     def held_back(self) -> bytes:
         """The bytes of an unterminated event, which SSE readers discard at end of stream."""
@@ -112,3 +151,21 @@ def _add(out: list[bytes], raw: bytes | tuple[bytes, ...]) -> None:
         out.extend(raw)
     else:
         out.append(raw)
+
+
+def _together(pieces: list[bytes]) -> list[bytes]:
+    """``pieces`` with the small ones next to each other joined into one (each piece handed
+    on costs a pass through every layer of the client above), the large ones as they are."""
+    together: list[bytes] = []
+    small: list[bytes] = []
+    for piece in pieces:
+        if len(piece) < VIEW_BYTES:
+            small.append(piece)
+            continue
+        if small:
+            together.append(b"".join(small))
+            small = []
+        together.append(piece)
+    if small:
+        together.append(b"".join(small))
+    return together
