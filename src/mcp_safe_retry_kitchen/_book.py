@@ -40,6 +40,8 @@ class PostRecord:
         protocol_version: The request's `MCP-Protocol-Version` header.
         key: The `key` argument of a `tools/call`: POSTs with the same tool and key are
             copies of one logical call (a retry, a hedge) when the caller uses fresh keys.
+        cancelled_id: The request id a `notifications/cancelled` names, so each
+            cancellation can be told from another's (a hedge's loser, the SDK's own).
     """
 
     seq: int
@@ -53,6 +55,7 @@ class PostRecord:
     session_id: str | None
     protocol_version: str | None
     key: str | None = None
+    cancelled_id: JsonId = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the record as the JSON object `GET /kitchen/state` serves."""
@@ -68,6 +71,7 @@ class PostRecord:
             "sessionId": self.session_id,
             "protocolVersion": self.protocol_version,
             "key": self.key,
+            "cancelledId": self.cancelled_id,
         }
 
 
@@ -165,6 +169,7 @@ class KitchenBook:
         session_id: str | None,
         protocol_version: str | None,
         key: str | None = None,
+        cancelled_id: JsonId = None,
     ) -> PostRecord:
         """Append the record of a POST numbered by `next_seq` and return it."""
         with self._lock:
@@ -180,6 +185,7 @@ class KitchenBook:
                 session_id=session_id,
                 protocol_version=protocol_version,
                 key=key,
+                cancelled_id=cancelled_id,
             )
             if len(self._posts) == self._posts.maxlen:
                 self._dropped += 1

@@ -143,6 +143,7 @@ class Exchange:
             session_id=facts.session_id,
             protocol_version=facts.protocol_version,
             key=facts.key,
+            cancelled_id=facts.cancelled_id,
         )
 
 

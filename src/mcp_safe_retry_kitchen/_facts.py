@@ -28,6 +28,8 @@ class RequestFacts:
         progress_token: `params._meta.progressToken`, if the caller asked for progress.
         key: The `key` argument of a `tools/call` (the kitchen's tools take one), so the
             POSTs of one logical call can be told apart from another's.
+        cancelled_id: `params.requestId` of a `notifications/cancelled`: the request it
+            cancels.
         session_id: `Mcp-Session-Id` header.
         protocol_version: `MCP-Protocol-Version` header.
     """
@@ -39,6 +41,7 @@ class RequestFacts:
     tool: str | None = None
     progress_token: int | str | None = None
     key: str | None = None
+    cancelled_id: JsonId = None
     session_id: str | None = None
     protocol_version: str | None = None
 
@@ -81,6 +84,7 @@ def read_facts(
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     arguments = params.get("arguments")
     key = arguments.get("key") if isinstance(arguments, dict) else None
+    cancelled = params.get("requestId") if message["method"] == "notifications/cancelled" else None
     return attrs.evolve(
         base,
         method=message["method"],
@@ -89,4 +93,5 @@ def read_facts(
         tool=name if message["method"] == "tools/call" and isinstance(name, str) else None,
         progress_token=token if isinstance(token, int | str) else None,
         key=key if message["method"] == "tools/call" and isinstance(key, str) else None,
+        cancelled_id=cancelled if isinstance(cancelled, int | str) else None,
     )

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from kitchen_wire import StartKitchen, call_tool, modern_body, modern_headers
+from kitchen_wire import (
+    StartKitchen,
+    call_tool,
+    legacy_handshake,
+    legacy_headers,
+    modern_body,
+    modern_headers,
+)
 
 from mcp_safe_retry_kitchen import KitchenServer, ScenarioError
 
@@ -80,11 +87,32 @@ def test_runs_are_isolated_and_state_is_served(kitchen: KitchenServer) -> None:
         "sessionId": None,
         "protocolVersion": "2026-07-28",
         "key": "k",
+        "cancelledId": None,
     }
     assert len(everything["posts"]) == 3
     assert "connection_abort" in names
     assert unknown.status_code == 404
     assert kitchen.state_of(first).executions == {"charge": 1}
+
+
+def test_a_cancellation_is_logged_with_the_id_it_names(kitchen: KitchenServer) -> None:
+    url = kitchen.url_for("errors.tool_error", {})
+    with httpx.Client(timeout=5) as client:
+        session = legacy_handshake(client, url)
+        for named in (7, "hedge-1"):
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": named, "reason": "test"},
+            }
+            client.post(url, json=cancel, headers=legacy_headers(session)).raise_for_status()
+    posts = kitchen.state_of(url).posts
+    assert [(p.method, p.cancelled_id) for p in posts] == [
+        ("initialize", None),
+        ("notifications/initialized", None),
+        ("notifications/cancelled", 7),
+        ("notifications/cancelled", "hedge-1"),
+    ]
 
 
 def test_reset_forgets_runs_and_records(kitchen: KitchenServer) -> None:
