@@ -96,13 +96,17 @@ class SSEDecoder:
         usual. Events larger than the limit never get there: only a chunk within it does.
         """
         buf = self._buf
+        # A pending event first, as it is the case of every chunk inside a long event: the
+        # buffer holds one only while not oversized, and a chunk with no LF (an empty one
+        # too) is read the same whatever its size.
+        if buf and type(chunk) is bytes:
+            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+            if lf < 0:
+                return self._feed(chunk, True)
         if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
             return self._feed(chunk)
         pos = 0
         if buf:
-            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
-            if lf < 0:
-                return self._feed(chunk, no_lf=True)
             pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
                 return self._feed(chunk)
@@ -127,13 +131,13 @@ class SSEDecoder:
             blocks += self._feed(chunk[pos:] if pos else chunk)
         return blocks
 
-    def _feed(self, chunk: bytes, *, no_lf: bool = False) -> list[Event | Run]:
+    def _feed(self, chunk: bytes, no_lf: bool = False, /) -> list[Event | Run]:
         """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
         together); ``no_lf``: ``chunk`` is known to hold no LF."""
-        if self.oversized:
-            return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
         if not buf:  # the chunks the buffer is made of, while it is exactly them
+            if self.oversized:  # which the buffer is empty for
+                return [Event(b"", "", None, bytes(chunk))] if chunk else []
             self._chunks = [chunk] if type(chunk) is bytes else None
         elif self._chunks is not None:
             self._chunks.append(chunk)
