@@ -96,17 +96,14 @@ class SSEDecoder:
         usual. Events larger than the limit never get there: only a chunk within it does.
         """
         buf = self._buf
-        # A pending event first, as it is the case of every chunk inside a long event: the
-        # buffer holds one only while not oversized, and a chunk with no LF (an empty one
-        # too) is read the same whatever its size.
-        if buf and type(chunk) is bytes:
+        if buf:  # an event is pending, so the decoder is not oversized
+            if type(chunk) is not bytes:
+                return self._feed(chunk)
             lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
-            if lf < 0:
+            if lf < 0:  # every chunk inside a long event (an empty one too), whatever its size
                 return self._feed(chunk, True)
-        if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
-            return self._feed(chunk)
-        pos = 0
-        if buf:
+            if len(chunk) > self._max:
+                return self._feed(chunk)
             pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
                 return self._feed(chunk)
@@ -118,10 +115,13 @@ class SSEDecoder:
             if pos == len(chunk):
                 return blocks
         else:
+            if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+                return self._feed(chunk)
             # Nothing pending, so no field of a half-read event is set either.
             data = lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
+            pos = 0
             blocks = []
         run = plain_run(chunk, pos)
         if run is not None:
