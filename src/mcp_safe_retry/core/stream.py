@@ -62,8 +62,7 @@ class StreamTracker:
     def pieces(self, chunk: bytes) -> list[bytes]:
         """``feed`` as the pieces to hand on, in order: a large event goes on in the chunks
         it came in, not copied into one; small pieces next to each other go on joined."""
-        blocks = self._decoder.decode(chunk)
-        return self._forward(blocks) if blocks else []  # none: a chunk inside an event
+        return self._forward(self._decoder.decode(chunk))
 
     def finish_pieces(self) -> list[bytes]:
         """``finish`` as pieces (see ``pieces``)."""
