@@ -52,22 +52,25 @@ class SSEDecoder:
     ``oversized``, after which the decoder stops parsing and hands every byte back raw.
     """
 
+    # The immutable starting values are the class's (one decoder is made per stream, so
+    # they are not set again on each); each is set on the decoder once it changes.
+    _event_start = 0  # where the current event's raw bytes begin in _buf
+    _scan = 0  # where the next line begins in _buf
+    # _buf[_scan:_seek] holds no line end: a long line arriving in many chunks is
+    # searched once, not again with every chunk.
+    _seek = 0
+    _chunks: list[bytes] | None = None  # see feed() and _taken()
+    _type = ""
+    _id: str | None = None
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    oversized = False
+    _eof = False
+
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._max = max_event_bytes
         self._buf = bytearray()
-        self._event_start = 0  # where the current event's raw bytes begin in _buf
-        self._scan = 0  # where the next line begins in _buf
-        # _buf[_scan:_seek] holds no line end: a long line arriving in many chunks is
-        # searched once, not again with every chunk.
-        self._seek = 0
         self._data: list[bytes] = []
-        self._chunks: list[bytes] | None = None  # see feed() and _taken()
-        self._type = ""
-        self._id: str | None = None
-        self.last_event_id: str | None = None
-        self.retry_ms: int | None = None
-        self.oversized = False
-        self._eof = False
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Decode ``chunk`` into the blocks it completes, in stream order.
