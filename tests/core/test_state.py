@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 
@@ -30,7 +31,14 @@ from mcp_safe_retry.core.commands import (
 )
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.events import Head
-from mcp_safe_retry.core.state import ALLOWED, CallProtocolError, CallState, Event, awaiting
+from mcp_safe_retry.core.state import (
+    ALLOWED,
+    CallProtocolError,
+    CallState,
+    Event,
+    awaiting,
+    event,
+)
 from mcp_safe_retry.core.stream import StreamTracker
 
 BODY = json.dumps(
@@ -151,3 +159,55 @@ def test_an_event_the_handler_raises_in_leaves_the_state_as_it_was() -> None:
     with pytest.raises(CallProtocolError, match="no head read"):
         call.received(OK)
     assert call._state is CallState.READING
+
+
+class _Toy:
+    """A handler of each shape ``event`` makes a handler for: no argument, one, several,
+    and one that may be left out."""
+
+    _state = CallState.NEW
+
+    def __init__(self) -> None:
+        self.fed: list[tuple[object, ...]] = []
+
+    @event(Event.START)
+    def start(self) -> Command:
+        self.fed.append(())
+        return Read(1)
+
+    @event(Event.RECEIVED)
+    def received(self, body: bytes) -> Command:
+        self.fed.append((body,))
+        return Unlock(HAND_ON)
+
+    @event(Event.HEADED)
+    def headed(self, one: int, two: int, three: int) -> Command:
+        self.fed.append((one, two, three))
+        return Send(None)
+
+    @event(Event.SLEPT)
+    def slept(self, note: str = "none") -> Command:
+        self.fed.append((note,))
+        return Read(1)
+
+
+@pytest.mark.parametrize("state", list(CallState))
+def test_every_shape_of_handler_consults_the_table(state: CallState) -> None:
+    feeds: list[tuple[Event, Callable[[_Toy], object], tuple[object, ...]]] = [
+        (Event.START, lambda t: t.start(), ()),
+        (Event.RECEIVED, lambda t: t.received(b"x"), (b"x",)),
+        (Event.HEADED, lambda t: t.headed(1, 2, 3), (1, 2, 3)),
+        (Event.SLEPT, lambda t: t.slept(), ("none",)),
+        (Event.SLEPT, lambda t: t.slept("given"), ("given",)),
+    ]
+    for kind, feed, args in feeds:
+        toy = _Toy()
+        toy._state = state
+        if state in ALLOWED[kind]:
+            command = feed(toy)
+            assert toy.fed == [args]
+            assert toy._state is awaiting(cast(Command, command))
+        else:
+            with pytest.raises(CallProtocolError, match=f"{kind.value} while {state.value}"):
+                feed(toy)
+            assert toy.fed == [] and toy._state is state

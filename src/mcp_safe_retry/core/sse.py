@@ -52,22 +52,25 @@ class SSEDecoder:
     ``oversized``, after which the decoder stops parsing and hands every byte back raw.
     """
 
+    # The immutable starting values are the class's (one decoder is made per stream, so
+    # they are not set again on each); each is set on the decoder once it changes.
+    _event_start = 0  # where the current event's raw bytes begin in _buf
+    _scan = 0  # where the next line begins in _buf
+    # _buf[_scan:_seek] holds no line end: a long line arriving in many chunks is
+    # searched once, not again with every chunk.
+    _seek = 0
+    _chunks: list[bytes] | None = None  # see feed() and _taken()
+    _type = ""
+    _id: str | None = None
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    oversized = False
+    _eof = False
+
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         self._max = max_event_bytes
         self._buf = bytearray()
-        self._event_start = 0  # where the current event's raw bytes begin in _buf
-        self._scan = 0  # where the next line begins in _buf
-        # _buf[_scan:_seek] holds no line end: a long line arriving in many chunks is
-        # searched once, not again with every chunk.
-        self._seek = 0
         self._data: list[bytes] = []
-        self._chunks: list[bytes] | None = None  # see feed() and _taken()
-        self._type = ""
-        self._id: str | None = None
-        self.last_event_id: str | None = None
-        self.retry_ms: int | None = None
-        self.oversized = False
-        self._eof = False
 
     def feed(self, chunk: bytes) -> list[Event]:
         """Decode ``chunk`` into the blocks it completes, in stream order.
@@ -96,13 +99,14 @@ class SSEDecoder:
         usual. Events larger than the limit never get there: only a chunk within it does.
         """
         buf = self._buf
-        if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
-            return self._feed(chunk)
-        pos = 0
-        if buf:
+        if buf:  # an event is pending, so the decoder is not oversized
+            if type(chunk) is not bytes:
+                return self._feed(chunk)
             lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
-            if lf < 0:
-                return self._feed(chunk, no_lf=True)
+            if lf < 0:  # every chunk inside a long event (an empty one too), whatever its size
+                return self._feed(chunk, True)
+            if len(chunk) > self._max:
+                return self._feed(chunk)
             pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
                 return self._feed(chunk)
@@ -114,10 +118,13 @@ class SSEDecoder:
             if pos == len(chunk):
                 return blocks
         else:
+            if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+                return self._feed(chunk)
             # Nothing pending, so no field of a half-read event is set either.
             data = lone_event(chunk)
             if data is not None:
                 return [Event(data, "message", None, chunk)]
+            pos = 0
             blocks = []
         run = plain_run(chunk, pos)
         if run is not None:
@@ -127,13 +134,13 @@ class SSEDecoder:
             blocks += self._feed(chunk[pos:] if pos else chunk)
         return blocks
 
-    def _feed(self, chunk: bytes, *, no_lf: bool = False) -> list[Event | Run]:
+    def _feed(self, chunk: bytes, no_lf: bool = False, /) -> list[Event | Run]:
         """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
         together); ``no_lf``: ``chunk`` is known to hold no LF."""
-        if self.oversized:
-            return [Event(b"", "", None, bytes(chunk))] if chunk else []
         buf = self._buf
         if not buf:  # the chunks the buffer is made of, while it is exactly them
+            if self.oversized:  # which the buffer is empty for
+                return [Event(b"", "", None, bytes(chunk))] if chunk else []
             self._chunks = [chunk] if type(chunk) is bytes else None
         elif self._chunks is not None:
             self._chunks.append(chunk)

@@ -20,6 +20,12 @@ class StreamTracker:
     caller's id when the request went out under another one.
     """
 
+    # Starting values, the class's (set on the tracker once they change).
+    classification: Classification | None = None
+    message: JSON = None
+    events = 0
+    duplicates = 0
+
     def __init__(
         self,
         *,
@@ -37,10 +43,6 @@ class StreamTracker:
         self._method = method
         self._want_message = want_message
         self._decoder = SSEDecoder(max_event_bytes)
-        self.classification: Classification | None = None
-        self.message: JSON = None
-        self.events = 0
-        self.duplicates = 0
 
     @property
     def done(self) -> bool:
