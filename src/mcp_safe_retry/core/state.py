@@ -8,7 +8,6 @@ network), and so does a value the call needs that its events did not bring (``ex
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast, get_args
@@ -124,53 +123,25 @@ def event(kind: Event) -> Callable[[_Method[S, P]], _Method[S, P]]:
     in, the state set from the command it returns on the way out (``awaiting``).
 
     Run on every event, so written for it: the states allowed are a tuple (compared by
-    identity, where a frozenset of enum members hashes each one in Python), and the state
+    identity, where a frozenset of enum members hashes each one in Python), the arguments
+    are passed on as they came (positionally: every driver feeds events so), and the state
     the command leads to is one subscript of a table naming every command's type,
-    ``awaiting`` called only for an ``Unlock``. The arguments are passed on as they came
-    (positionally: every driver feeds events so), by a handler made for the method's
-    number of them where that is none or one (as for every event of a plain call), so no
-    tuple of them is built; the three handlers differ only in that.
+    ``awaiting`` called only for an ``Unlock``.
     """
     allowed = tuple(ALLOWED[kind])
 
-    def refused(state: CallState) -> CallProtocolError:
-        return CallProtocolError(f"{kind.value} while {state.value}")
-
     def wrap(method: _Method[S, P]) -> _Method[S, P]:
         run: Callable[..., Command] = method
-        code = method.__code__  # its positional parameters, unless some are optional
-        plain = not code.co_flags & inspect.CO_VARARGS and not method.__defaults__
-        arity = code.co_argcount if plain else -1
-        handle: Callable[..., Command]
 
-        if arity == 1:  # the call alone
+        @functools.wraps(method)
+        def handle(self: S, /, *args: Any) -> Command:
+            if self._state not in allowed:
+                raise CallProtocolError(f"{kind.value} while {self._state.value}")
+            command = run(self, *args)
+            # None for an Unlock; a CallState (a plain Enum member) is true.
+            self._state = _AWAITING[command.__class__] or awaiting(command)
+            return command
 
-            def handle(self: S, /) -> Command:
-                if self._state not in allowed:
-                    raise refused(self._state)
-                command = run(self)
-                # None for an Unlock; a CallState (a plain Enum member) is true.
-                self._state = _AWAITING[command.__class__] or awaiting(command)
-                return command
-
-        elif arity == 2:  # and one argument
-
-            def handle(self: S, arg: Any, /) -> Command:
-                if self._state not in allowed:
-                    raise refused(self._state)
-                command = run(self, arg)
-                self._state = _AWAITING[command.__class__] or awaiting(command)
-                return command
-
-        else:
-
-            def handle(self: S, /, *args: Any) -> Command:
-                if self._state not in allowed:
-                    raise refused(self._state)
-                command = run(self, *args)
-                self._state = _AWAITING[command.__class__] or awaiting(command)
-                return command
-
-        return cast("_Method[S, P]", functools.wraps(method)(handle))
+        return cast("_Method[S, P]", handle)
 
     return wrap
