@@ -229,10 +229,6 @@ class RequestFacts(NamedTuple):
         worked out on the first read."""
         return str(self.identity)
 
-    @property
-    def is_notification(self) -> bool:
-        return self.id is None
-
     def exact_message(self) -> dict[str, JSON]:
         """The message with exact integers, to be re-serialised or read (built if needed)."""
         if self.parsed is not None and is_exact(self.source):

@@ -88,13 +88,15 @@ class Opened:
                 )
                 watched = context.guard.watches(facts.method, idempotency)
             breaker = context.breaker
+            where = url  # written out once, by the first part that needs the server's key
             if breaker is not None:
-                admit = self.admit = Ask(breaker, context.server_key(str(url)))
+                where = str(url)
+                admit = self.admit = Ask(breaker, context.server_key(where))
             if origin is None:
                 is_resend = context.detector.is_resend(facts.identity, now)
                 origin = _APPLICATION if is_resend else _NONE
             if watched:  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-                guarded = key_of((url, context.server_key))
+                guarded = key_of((where, context.server_key))
                 guard = context.guard
                 if len(guard):  # it remembers a call that may have run: is this one a repeat?
                     duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
