@@ -1,0 +1,29 @@
+"""benchmarks.machine_counts: its children run, and a callgrind file is read per call."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import machine_counts
+
+
+def test_the_totals_line_is_read_per_call_not_the_summary() -> None:
+    profile = "events: Ir I1mr\nsummary: 0 0\nfn=(1) f\n0 5 1\ntotals: 1000 30\n"
+    assert machine_counts._per_call(profile, 10) == {"Ir": 100.0, "I1mr": 3.0}
+
+
+def test_a_file_without_totals_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="no totals"):
+        machine_counts._per_call("events: Ir\nsummary: 0\n", 10)
+
+
+@pytest.mark.parametrize("who", machine_counts.IN_PROCESS)
+def test_each_in_process_child_makes_its_calls(who: str) -> None:
+    # Outside valgrind the collection switch does nothing: the child's calls run as they
+    # would under callgrind, and a wrong answer raises (async_httpx2.client_batch checks one).
+    assert machine_counts.main(["--child", "in", who, "sse-1k", "3"]) == 0
+
+
+@pytest.mark.parametrize("who", machine_counts.SYNC)
+def test_each_sync_child_makes_its_calls(who: str) -> None:
+    assert machine_counts.main(["--child", "sync", who, "3"]) == 0
