@@ -36,7 +36,10 @@ __all__ = ["Ending"]
 class Ending:
     """How one call's answer ends (see the module docstring)."""
 
-    __slots__ = ("_context", "books", "facts", "message", "message_source", "outgoing")
+    # What most calls never change, as class-level defaults: fewer stores per call (one is
+    # built per call, so no __slots__, which would forbid the defaults).
+    message: JSON = None  # the last JSON answer read whole
+    message_source: bytes | None = None  # its body, if read without exact integers
 
     def __init__(
         self,
@@ -50,8 +53,6 @@ class Ending:
         self.facts = facts
         self.books = books
         self.outgoing = outgoing
-        self.message: JSON = None  # the last JSON answer read whole
-        self.message_source: bytes | None = None  # its body, if read without exact integers
 
     def wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
