@@ -302,25 +302,27 @@ class Call(Opened):
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
         pending, decision = self.settling.answer(stop)
-        return self._then(pending.then, decision)
+        return self._settle(pending.settle, pending.then, decision)
 
-    def _settle(self, settle: Settle, then: Then) -> Command:
-        """Settle the attempt that ended as ``settle`` says, or first ask the shared budget."""
-        decision = self.settling.decide(settle)
-        if decision is ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._then(then, decision)
-
-    def _then(self, then: Then, decision: Decision) -> Command:
-        """What follows a settled attempt: its retry, or how the answer ends (``Ending``)."""
+    def _settle(self, settle: Settle, then: Then, decision: Decision | None = None) -> Command:
+        """Settle the attempt that ended as ``settle`` says (``decision``: settled already,
+        once the budget answered), or first ask the shared budget; then what follows: its
+        retry, or how the answer ends (``Ending``, by what the attempt left: ``then``)."""
+        if decision is None:
+            decision = self.settling.decide(settle)
+            if decision is ASK_BUDGET:
+                return self._ask_budget(PendingRetry(settle, then))
         if decision.retry:
             if isinstance(then, AfterStream):  # from inside the SSE answer handed on
                 self.outgoing.reissued = True
             return self._retry(decision)
-        if isinstance(then, AfterStream) and then.resume_from is not None:
-            # Kept for the client's GET with Last-Event-ID.
+        if isinstance(then, AfterRead):
+            return self.ending.after_read(then)
+        if isinstance(then, AfterFailure):
+            return self.ending.after_failure(then)
+        if then.resume_from is not None:  # kept for the client's GET with Last-Event-ID
             self._context.await_resumption(then.resume_from, self)
-        return self.ending.after(then, decision)
+        return self.ending.after_stream(then, decision)
 
 
 def begin(

@@ -20,7 +20,7 @@ from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
-from .pending import AfterFailure, AfterRead, AfterStream, Settle, Then
+from .pending import AfterFailure, AfterRead, AfterStream, Settle
 from .state import CallProtocolError
 from .stream import StreamTracker
 
@@ -87,14 +87,6 @@ class Ending:
             http_errors=context.contain_http_errors,
             in_stream=in_stream,
         )
-
-    def after(self, then: Then, decision: Decision) -> Command:
-        """How the answer ends, its attempt settled with ``decision`` (no retry)."""
-        if isinstance(then, AfterRead):
-            return self.after_read(then)
-        if isinstance(then, AfterFailure):
-            return self.after_failure(then)
-        return self.after_stream(then, decision)
 
     def refused(self, classification: Classification) -> Command:
         """A call ended unsent: the contained error, or the HTTP library's exception."""
