@@ -113,7 +113,7 @@ class Call(Opened):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._state not in _START:
             raise out_of_order(Event.START, self._state)
-        duplicate = self.books.duplicate
+        duplicate = self.duplicate
         if self.outgoing.resuming:
             command: Command = _RESUME
         elif duplicate is not None and duplicate.verdict is Verdict.HELD:

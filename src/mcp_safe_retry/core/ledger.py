@@ -16,7 +16,7 @@ from .hedge_copies import Copy, CopyKind
 from .hooks import Hook, Notice
 from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, RequestId
-from .observed import LEARNED_METHODS
+from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, CallRecord, LazyRecord, RetryOrigin, Seen, target
 
@@ -46,6 +46,8 @@ class Fixed(NamedTuple):
 
     facts: RequestFacts
     idempotency: Idempotency
+    # The client the transport knew as the call began: an ``initialize`` names its own,
+    # read from its request when the record is built (``_built``).
     client: str | None
     protocol_version: str | None
     scenario: str | None
@@ -100,7 +102,7 @@ def _built(snapshot: Snapshot) -> CallRecord:
         attempts=tuple(Attempt(*a.values(start)) for a in snapshot.attempts[: snapshot.size]),
         classification=final,
         complete=final is not None,
-        client=fixed.client,
+        client=client_info(facts) or fixed.client,
         protocol_version=fixed.protocol_version,
         session_id=snapshot.session,
         scenario=fixed.scenario,
@@ -139,37 +141,22 @@ class Books(RecordRef):
     def __init__(
         self,
         context: CallContext,
-        facts: RequestFacts,
-        idempotency: Idempotency,
-        *,
-        start: float,
-        started_at: float,
-        client: str | None,
-        protocol_version: str | None,
+        fixed: Fixed,
         session: str | None,
         guarded: ServerKey | None,
-        duplicate: Duplicate | None,
     ) -> None:
+        """The books of a call that began as ``fixed`` says, in ``session``; ``guarded``:
+        the server key of a call the duplicate guard (core/guard.py) watches."""
         self._context = context
+        self._fixed = fixed
         self.session = session  # the session of the call's record (the first one seen)
-        # The duplicate guard (core/guard.py): the server key of a call it watches, and the
-        # earlier call this one repeats while that may have run.
         self._guarded = guarded
-        self.duplicate = duplicate
-        self._fixed = _new(
-            Fixed,
-            (
-                facts,
-                idempotency,
-                client,
-                protocol_version,
-                context.scenario,  # the transport's label, set once when it was built
-                start,
-                started_at,
-                duplicate,
-            ),
-        )
         self.attempts: list[Seen] = []
+
+    @property
+    def duplicate(self) -> Duplicate | None:
+        """The earlier call this one repeats while that may have run (core/guard.py)."""
+        return self._fixed.duplicate
 
     @property
     def start(self) -> float:
