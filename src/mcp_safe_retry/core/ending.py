@@ -45,7 +45,6 @@ class Ending:
         self,
         context: CallContext,
         facts: RequestFacts,
-        *,
         books: Books,
         outgoing: Outgoing,
     ) -> None:

@@ -148,7 +148,7 @@ class Books(RecordRef):
         """The books of a call that began as ``fixed`` says, in ``session``; ``guarded``:
         the server key of a call the duplicate guard (core/guard.py) watches."""
         self._context = context
-        self._fixed = fixed
+        self.fixed = fixed  # what the record says that never changes
         self.session = session  # the session of the call's record (the first one seen)
         self._guarded = guarded
         self.attempts: list[Seen] = []
@@ -156,12 +156,12 @@ class Books(RecordRef):
     @property
     def duplicate(self) -> Duplicate | None:
         """The earlier call this one repeats while that may have run (core/guard.py)."""
-        return self._fixed.duplicate
+        return self.fixed.duplicate
 
     @property
     def start(self) -> float:
         """When the call's first send went out (monotonic: the call's clock)."""
-        return self._fixed.start
+        return self.fixed.start
 
     @property
     def ref(self) -> RecordRef:
@@ -242,10 +242,10 @@ class Books(RecordRef):
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
         context = self._context
-        facts = self._fixed.facts
+        facts = self.fixed.facts
         if final is not None and facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
-        snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
+        snapshot = _new(Snapshot, (self.fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
         listeners = context.listeners(attempt)
         if listeners and not amend:
@@ -266,7 +266,7 @@ class Books(RecordRef):
                     attempts,
                     final,
                     request_id=facts.id,
-                    started_at=self._fixed.started_at,
+                    started_at=self.fixed.started_at,
                     session_id=session,
                     now=now,
                 )
@@ -328,7 +328,7 @@ class Books(RecordRef):
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
         attempts = self.attempts
-        return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
+        return _new(Snapshot, (self.fixed, attempts, len(attempts), final, now, self.session))
 
 
 def attempt_number(attempt: Seen) -> int:

@@ -107,7 +107,6 @@ class Opened:
                         self.duplicate = duplicate
                         if origin is _NONE:
                             origin = _APPLICATION  # it repeats a call sent before
-        self.idempotency = idempotency
         fixed = _new(
             Fixed,
             (
@@ -124,15 +123,13 @@ class Opened:
         self.books = books = Books(context, fixed, session, guarded)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
-        self.settling = Settling(
-            context,
-            facts,
-            idempotency=idempotency,
-            books=books,
-            outgoing=outgoing,
-            admit=self.admit,
-        )
-        self.ending = Ending(context, facts, books=books, outgoing=outgoing)
+        self.settling = Settling(context, facts, books, outgoing, self.admit)
+        self.ending = Ending(context, facts, books, outgoing)
+
+    @property
+    def idempotency(self) -> Idempotency:
+        """How safe the call's request is to repeat (as its record says)."""
+        return self.books.fixed.idempotency
 
 
 def _declared(value: Any) -> Idempotency | None:
