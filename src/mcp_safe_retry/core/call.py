@@ -59,6 +59,7 @@ __all__ = ["Call", "begin"]
 
 
 _RESUME = Send(None, AttemptKind.RESUME)
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _HELD = AttemptKind.HELD
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
@@ -220,13 +221,12 @@ class Call(Opened):
                 source = None
                 if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
                     source = body
-                settle = Settle(
-                    classification,
-                    head,
-                    retry_after=asked_wait(head, self._context.wall_clock),
-                    message=message,
+                # Both built from their values in field order (no named tuple's __new__).
+                retry_after = asked_wait(head, self._context.wall_clock)
+                settle = _new(Settle, (classification, head, None, retry_after, message, False))
+                command = self._settle(
+                    settle, _new(AfterRead, (head, body, message, source, resuming))
                 )
-                command = self._settle(settle, AfterRead(head, body, message, source, resuming))
         self._state = AWAITING[command.__class__] or awaiting(command)
         return command
 
