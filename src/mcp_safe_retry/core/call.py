@@ -48,7 +48,16 @@ from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle,
 from .records import RetryOrigin, target
 from .renewing import Renewing
 from .settling import ABANDONED, ASK_BUDGET, THROTTLED
-from .state import AWAITING, CallState, Event, allowed, awaiting, expect, out_of_order
+from .state import (
+    AWAITING,
+    CallProtocolError,
+    CallState,
+    Event,
+    allowed,
+    awaiting,
+    expect,
+    out_of_order,
+)
 from .stream import StreamTracker
 from .tally import asked_wait
 
@@ -101,8 +110,9 @@ class Call(Opened):
 
     @property
     def ref(self) -> RecordRef:
-        """Where the newest snapshot of this call's record is kept."""
-        return self.books.ref
+        """Where the newest snapshot of this call's record is kept: its books
+        (``Books.ref``)."""
+        return self.books
 
     def annotated(self, exc: BaseException) -> BaseException:
         """``exc`` with the call's record attached (``get_record(exc)``)."""
@@ -199,7 +209,9 @@ class Call(Opened):
         """The whole body of the answer a ``Read`` asked for (a renewal's step: its own)."""
         if self._state not in _RECEIVED:
             raise out_of_order(Event.RECEIVED, self._state)
-        head = expect(self._reading, "head read (a Read follows headed())")
+        head = self._reading
+        if head is None:  # (``expect``, without its frame: read on every JSON answer)
+            raise CallProtocolError("out of order: no head read (a Read follows headed())")
         if self.outgoing.renewal is not None:
             command = self.renewing.answered(head, body)
         else:
