@@ -234,7 +234,9 @@ class Call(Opened):
                 if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
                     source = body
                 # Both built from their values in field order (no named tuple's __new__).
-                retry_after = asked_wait(head, self._context.wall_clock)
+                retry_after = None  # asked_wait reads a Retry-After header, when one came
+                if head.retry_after is not None:
+                    retry_after = asked_wait(head, self._context.wall_clock)
                 settle = _new(Settle, (classification, head, None, retry_after, message, False))
                 command = self._settle(
                     settle, _new(AfterRead, (head, body, message, source, resuming))
