@@ -133,10 +133,10 @@ class Ending:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
         the call had ended before)."""
         tracker, error, _ = then
-        resumable = decision is not None and decision.reason is Reason.RESUMABLE
         if tracker.done:
             return HAND_ON
-        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
+        if decision is not None and decision.reason is Reason.RESUMABLE:
+            # The client resumes it (GET with Last-Event-ID): it ends as on the wire.
             return HAND_ON if error is None else Raise(self.books.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:
