@@ -225,7 +225,7 @@ class Books(RecordRef):
         amend: bool = False,
     ) -> None:
         """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
-        verdict when the call ends with it (else None), then the transport learns what its
+        verdict when the call ends with it (else None): then the transport learns what its
         answer (``message``) tells and the books are closed. The hooks are owed both.
 
         A hedged call's attempts are numbered as their copies were sent; the record's
@@ -241,18 +241,19 @@ class Books(RecordRef):
         session = self.session
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
-        context = self._context
-        facts = self.fixed.facts
-        if final is not None and facts.method in LEARNED_METHODS:
-            context.observed.learn(facts, final, message, session)
-        snapshot = _new(Snapshot, (self.fixed, attempts, len(attempts), final, now, session))
+        fixed = self.fixed
+        snapshot = _new(Snapshot, (fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
+        context = self._context
         listeners = context.listeners(attempt)
         if listeners and not amend:
             self._tell(listeners, snapshot, attempt=True)
         if final is None:
             return
-        # The call ends: the duties of its end, then its entry in the history.
+        # The call ends: what its answer tells, the duties of its end, its history entry.
+        facts = fixed.facts
+        if facts.method in LEARNED_METHODS:
+            context.observed.learn(facts, final, message, session)
         if facts.id is not None:
             if wire_id is not facts.id:
                 context.observed.settled(session, facts.id)
@@ -266,7 +267,7 @@ class Books(RecordRef):
                     attempts,
                     final,
                     request_id=facts.id,
-                    started_at=self.fixed.started_at,
+                    started_at=fixed.started_at,
                     session_id=session,
                     now=now,
                 )
