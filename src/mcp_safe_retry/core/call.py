@@ -124,11 +124,11 @@ class Call(Opened):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._state not in _START:
             raise out_of_order(Event.START, self._state)
-        duplicate = self.duplicate
         if self.outgoing.resuming:
             command: Command = _RESUME
-        elif duplicate is not None and duplicate.verdict is Verdict.HELD:
-            command = self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
+        elif self.duplicate is not None and self.duplicate.verdict is Verdict.HELD:
+            found = held(self.duplicate, target(self.books.current))
+            command = self._refuse(_DUPLICATE, found)
         else:
             command = self._send_or_admit()
         self._state = AWAITING[command.__class__] or awaiting(command)
