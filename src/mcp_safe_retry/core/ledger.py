@@ -14,11 +14,10 @@ from .decision import Decision
 from .extensions import RECORD_ATTRIBUTE
 from .hedge_copies import Copy, CopyKind
 from .hooks import Hook, Notice
-from .idempotency import Idempotency
-from .jsonrpc import JSON, RequestFacts, RequestId
+from .jsonrpc import JSON, RequestId
 from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import Attempt, CallRecord, LazyRecord, RetryOrigin, Seen, target
+from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Books",
-    "Fixed",
     "RecordRef",
     "Snapshot",
     "attempt_number",
@@ -37,23 +35,6 @@ __all__ = [
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
-
-
-class Fixed(NamedTuple):
-    """What a call's record says that never changes once the call began (the books keep
-    it, and so does each snapshot: a snapshot never holds the books, so no call's books and
-    snapshots make a cycle for the garbage collector)."""
-
-    facts: RequestFacts
-    idempotency: Idempotency
-    # The client the transport knew as the call began: an ``initialize`` names its own,
-    # read from its request when the record is built (``_built``).
-    client: str | None
-    protocol_version: str | None
-    scenario: str | None
-    start: float  # monotonic: the call's first send
-    started_at: float  # wall clock, for the record
-    duplicate: Duplicate | None
 
 
 class _Taken(NamedTuple):
@@ -262,14 +243,7 @@ class Books(RecordRef):
                 context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
                 context.guard.settled(
-                    self._guarded,
-                    facts.identity,
-                    attempts,
-                    final,
-                    request_id=facts.id,
-                    started_at=fixed.started_at,
-                    session_id=session,
-                    now=now,
+                    self._guarded, fixed, attempts, final, session_id=session, now=now
                 )
         previous = self.previous
         if previous is not None:

@@ -18,11 +18,11 @@ from .extensions import IDEMPOTENCY_EXTENSION
 from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
-from .ledger import Books, Fixed
+from .ledger import Books
 from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
-from .records import RetryOrigin
+from .records import Fixed, RetryOrigin
 from .servers import key_of
 from .session import SESSION_HEADER
 from .settling import Settling
