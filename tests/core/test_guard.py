@@ -10,7 +10,7 @@ from mcp_safe_retry.core.attempt_kinds import AttemptKind, ErrorKind
 from mcp_safe_retry.core.guard import GuardTable, Verdict, call_delivery, held
 from mcp_safe_retry.core.jsonrpc import parse_request
 from mcp_safe_retry.core.outcomes import Classification, verdict
-from mcp_safe_retry.core.records import AttemptValues
+from mcp_safe_retry.core.records import AttemptValues, Fixed
 from mcp_safe_retry.policy import DuplicateGuard
 from mcp_safe_retry.records import Delivery, Outcome, RetryOrigin
 
@@ -48,13 +48,12 @@ def facts(tool: str = "charge", id: Any = 1, **arguments: Any) -> Any:
 
 def settle(table: GuardTable, classification: Classification, now: float, **kw: Any) -> None:
     call = kw.pop("facts", facts())
+    began = Fixed(call, Idempotency.UNSAFE, None, None, None, 0.0, 1_800_000_000.0, None)
     table.settled(
         kw.pop("server", SERVER),
-        call.identity,
+        began,
         [attempt(classification)],
         classification,
-        request_id=call.id,
-        started_at=1_800_000_000.0,
         session_id="s1",
         now=now,
     )

@@ -37,7 +37,6 @@ from mcp_safe_retry.core.state import (
     CallState,
     Event,
     awaiting,
-    event,
 )
 from mcp_safe_retry.core.stream import StreamTracker
 
@@ -161,53 +160,46 @@ def test_an_event_the_handler_raises_in_leaves_the_state_as_it_was() -> None:
     assert call._state is CallState.READING
 
 
-class _Toy:
-    """A handler of each shape ``event`` makes a handler for: no argument, one, several,
-    and one that may be left out."""
+# Each event as a driver feeds it to a call (the arguments it brings).
+_FEEDS: list[tuple[Event, Callable[[Call], object]]] = [
+    (Event.START, lambda c: c.start()),
+    (Event.HEADED, lambda c: c.headed(Head(200, "application/json"))),
+    (Event.RECEIVED, lambda c: c.received(OK)),
+    (Event.FAILED, lambda c: c.failed(OSError("x"), ErrorKind.CONNECT, "refused")),
+    (
+        Event.STREAM_ENDED,
+        lambda c: c.stream_ended(
+            StreamTracker(wire_id=7, caller_id=7, method="tools/call", max_event_bytes=1 << 20)
+        ),
+    ),
+    (Event.SLEPT, lambda c: c.slept()),
+    (Event.ANSWERED, lambda c: c.answered(True)),
+    (Event.LOCKED, lambda c: c.locked()),
+]
 
-    _state = CallState.NEW
 
-    def __init__(self) -> None:
-        self.fed: list[tuple[object, ...]] = []
-
-    @event(Event.START)
-    def start(self) -> Command:
-        self.fed.append(())
-        return Read(1)
-
-    @event(Event.RECEIVED)
-    def received(self, body: bytes) -> Command:
-        self.fed.append((body,))
-        return Unlock(HAND_ON)
-
-    @event(Event.HEADED)
-    def headed(self, one: int, two: int, three: int) -> Command:
-        self.fed.append((one, two, three))
-        return Send(None)
-
-    @event(Event.SLEPT)
-    def slept(self, note: str = "none") -> Command:
-        self.fed.append((note,))
-        return Read(1)
+def test_every_event_is_fed_here() -> None:
+    assert [kind for kind, _ in _FEEDS] == list(Event)
 
 
 @pytest.mark.parametrize("state", list(CallState))
-def test_every_shape_of_handler_consults_the_table(state: CallState) -> None:
-    feeds: list[tuple[Event, Callable[[_Toy], object], tuple[object, ...]]] = [
-        (Event.START, lambda t: t.start(), ()),
-        (Event.RECEIVED, lambda t: t.received(b"x"), (b"x",)),
-        (Event.HEADED, lambda t: t.headed(1, 2, 3), (1, 2, 3)),
-        (Event.SLEPT, lambda t: t.slept(), ("none",)),
-        (Event.SLEPT, lambda t: t.slept("given"), ("given",)),
-    ]
-    for kind, feed, args in feeds:
-        toy = _Toy()
-        toy._state = state
-        if state in ALLOWED[kind]:
-            command = feed(toy)
-            assert toy.fed == [args]
-            assert toy._state is awaiting(cast(Command, command))
-        else:
-            with pytest.raises(CallProtocolError, match=f"{kind.value} while {state.value}"):
-                feed(toy)
-            assert toy.fed == [] and toy._state is state
+@pytest.mark.parametrize(("kind", "feed"), _FEEDS, ids=[kind.value for kind, _ in _FEEDS])
+def test_every_handler_consults_the_table(
+    kind: Event, feed: Callable[[Call], object], state: CallState
+) -> None:
+    """Each event's handler lets it in only in the states ``ALLOWED`` names, and leaves the
+    call in the state the command it returns leads to; refused, it changes nothing."""
+    call = _call()
+    call._reading = Head(200, "application/json")  # what a headed() before it leaves
+    call._state = state
+    if state in ALLOWED[kind] and kind is Event.LOCKED:  # let in, but no session expired
+        with pytest.raises(CallProtocolError, match="no expired session"):
+            feed(call)
+    elif state in ALLOWED[kind]:
+        command = feed(call)
+        assert call._state is awaiting(cast(Command, command))
+    else:
+        with pytest.raises(CallProtocolError, match=f"^{kind.value} while {state.value}$"):
+            feed(call)
+        assert call._state is state
+        assert call.books.attempts == [] and not call.outgoing.in_flight

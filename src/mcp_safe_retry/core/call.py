@@ -48,7 +48,16 @@ from .pending import AfterFailure, AfterRead, AfterStream, PendingRetry, Settle,
 from .records import RetryOrigin, target
 from .renewing import Renewing
 from .settling import ABANDONED, ASK_BUDGET, THROTTLED
-from .state import CallState, Event, event, expect
+from .state import (
+    AWAITING,
+    CallProtocolError,
+    CallState,
+    Event,
+    allowed,
+    awaiting,
+    expect,
+    out_of_order,
+)
 from .stream import StreamTracker
 from .tally import asked_wait
 
@@ -59,9 +68,15 @@ __all__ = ["Call", "begin"]
 
 
 _RESUME = Send(None, AttemptKind.RESUME)
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _HELD = AttemptKind.HELD
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
+# The states each event may come in (``state.ALLOWED``), checked by each handler on the way
+# in; on the way out it sets the state its command leads to (``state.AWAITING``).
+_START, _HEADED, _RECEIVED = allowed(Event.START), allowed(Event.HEADED), allowed(Event.RECEIVED)
+_FAILED, _STREAM_ENDED = allowed(Event.FAILED), allowed(Event.STREAM_ENDED)
+_SLEPT, _ANSWERED, _LOCKED = allowed(Event.SLEPT), allowed(Event.ANSWERED), allowed(Event.LOCKED)
 
 
 class Call(Opened):
@@ -95,8 +110,9 @@ class Call(Opened):
 
     @property
     def ref(self) -> RecordRef:
-        """Where the newest snapshot of this call's record is kept."""
-        return self.books.ref
+        """Where the newest snapshot of this call's record is kept: its books
+        (``Books.ref``)."""
+        return self.books
 
     def annotated(self, exc: BaseException) -> BaseException:
         """``exc`` with the call's record attached (``get_record(exc)``)."""
@@ -104,33 +120,47 @@ class Call(Opened):
 
     # -- events in, commands out -----------------------------------------------------------
 
-    @event(Event.START)
     def start(self) -> Command:
         """The first command: send the request (or, for a resumption, the client's GET)."""
+        if self._state not in _START:
+            raise out_of_order(Event.START, self._state)
         if self.outgoing.resuming:
-            return _RESUME
-        duplicate = self.books.duplicate
-        if duplicate is not None and duplicate.verdict is Verdict.HELD:
-            return self._refuse(_DUPLICATE, held(duplicate, target(self.books.ref.current)))
-        return self._send_or_admit()
+            command: Command = _RESUME
+        elif self.duplicate is not None and self.duplicate.verdict is Verdict.HELD:
+            found = held(self.duplicate, target(self.books.current))
+            command = self._refuse(_DUPLICATE, found)
+        else:
+            command = self._send_or_admit()
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.LOCKED)
     def locked(self) -> Command:
         """The transport's session lock is held (``Renewing.locked``)."""
-        return self.renewing.locked()
+        if self._state not in _LOCKED:
+            raise out_of_order(Event.LOCKED, self._state)
+        command = self.renewing.locked()
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.SLEPT)
     def slept(self) -> Command:
         """The backoff a ``Sleep`` asked for is over."""
-        return self._send_or_admit()
+        if self._state not in _SLEPT:
+            raise out_of_order(Event.SLEPT, self._state)
+        command = self._send_or_admit()
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.ANSWERED)
     def answered(self, allowed: bool) -> Command:
         """The gate's answer to an ``Ask``: for a retry that waits for the budget, its
         attempt is settled with it; before a send (the breaker's), send or end unsent."""
+        if self._state not in _ANSWERED:
+            raise out_of_order(Event.ANSWERED, self._state)
         if self.settling.planned:
-            return self._decide_pending(None if allowed else THROTTLED)
-        return self._admitted(allowed)
+            command = self._decide_pending(None if allowed else THROTTLED)
+        else:
+            command = self._admitted(allowed)
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
     def _admitted(self, allowed: bool) -> Command:
         """The breaker's answer: send, or end the call unsent."""
@@ -160,62 +190,74 @@ class Call(Opened):
         )
         return self.ending.refused(classification)
 
-    @event(Event.HEADED)
     def headed(self, head: Head) -> Command:
-        """A response head arrived: stream an SSE answer on, or read the body whole."""
-        if self.outgoing.renewal is not None:  # a renewal's step: read whole, SSE or not
+        """A response head arrived: stream an SSE answer on, or read the body whole (a
+        renewal's step is read whole, SSE or not)."""
+        if self._state not in _HEADED:
+            raise out_of_order(Event.HEADED, self._state)
+        outgoing = self.outgoing
+        if outgoing.renewal is None and streams(head, self.facts):
+            outgoing.head = head
+            command: Command = self.ending.stream()
+        else:
             self._reading = head
-            return self._context.read_whole
-        if streams(head, self.facts):
-            self.outgoing.head = head
-            return self.ending.stream()
-        self._reading = head
-        return self._context.read_whole
+            command = self._context.read_whole
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.RECEIVED)
     def received(self, body: bytes) -> Command:
-        """The whole body of the answer a ``Read`` asked for."""
-        head = expect(self._reading, "head read (a Read follows headed())")
+        """The whole body of the answer a ``Read`` asked for (a renewal's step: its own)."""
+        if self._state not in _RECEIVED:
+            raise out_of_order(Event.RECEIVED, self._state)
+        head = self._reading
+        if head is None:  # (``expect``, without its frame: read on every JSON answer)
+            raise CallProtocolError("out of order: no head read (a Read follows headed())")
         if self.outgoing.renewal is not None:
-            return self.renewing.answered(head, body)
-        facts = self.facts
-        resuming = self.outgoing.resuming
-        # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
-        classification, message = classify_answer(
-            head.status,
-            body,
-            content_type=head.content_type,
-            expected_id=None if facts.id is None else self.outgoing.wire_id,
-            method=facts.method,
-            max_event_bytes=self._context.max_event_bytes,
-            want_message=self.ending.wants_message(),
-        )
-        if head.status == 404 and self.renewing.renewable(classification):
-            return self.renewing.lost(head, body, classification)
-        source = None
-        if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
-            source = body
-        settle = Settle(
-            classification,
-            head,
-            retry_after=asked_wait(head, self._context.wall_clock),
-            message=message,
-        )
-        then = AfterRead(head, body, message, source, resuming)
-        return self._settle(settle, then)
+            command = self.renewing.answered(head, body)
+        else:
+            facts = self.facts
+            resuming = self.outgoing.resuming
+            # Read without the huge-integer scan; answers.exact() re-reads if it is re-sent.
+            classification, message = classify_answer(
+                head.status,
+                body,
+                content_type=head.content_type,
+                expected_id=None if facts.id is None else self.outgoing.wire_id,
+                method=facts.method,
+                max_event_bytes=self._context.max_event_bytes,
+                want_message=self.ending.wants_message(),
+            )
+            if head.status == 404 and self.renewing.renewable(classification):
+                command = self.renewing.lost(head, body, classification)
+            else:
+                source = None
+                if message is not None and media_type(head.content_type)[1] in UTF8_CHARSETS:
+                    source = body
+                # Both built from their values in field order (no named tuple's __new__).
+                retry_after = None  # asked_wait reads a Retry-After header, when one came
+                if head.retry_after is not None:
+                    retry_after = asked_wait(head, self._context.wall_clock)
+                settle = _new(Settle, (classification, head, None, retry_after, message, False))
+                command = self._settle(
+                    settle, _new(AfterRead, (head, body, message, source, resuming))
+                )
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.FAILED)
     def failed(self, error: BaseException, kind: ErrorKind, detail: str) -> Command:
         """A network error instead of a response (or while its body was read)."""
+        if self._state not in _FAILED:
+            raise out_of_order(Event.FAILED, self._state)
         resuming = self.outgoing.resuming
         classification = verdict(Outcome.NETWORK_ERROR, error_kind=kind, detail=detail[:200])
         if self.outgoing.renewal is not None:
-            return self.renewing.over(classification, None, error_kind=kind)
-        settle = Settle(classification, None, error_kind=kind)
-        then = AfterFailure(error, kind, resuming)
-        return self._settle(settle, then)
+            command = self.renewing.over(classification, None, error_kind=kind)
+        else:
+            settle = Settle(classification, None, error_kind=kind)
+            command = self._settle(settle, AfterFailure(error, kind, resuming))
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
-    @event(Event.STREAM_ENDED)
     def stream_ended(
         self,
         tracker: StreamTracker,
@@ -230,10 +272,17 @@ class Call(Opened):
             to re-issue a READ call whose stream broke, ``Sleep``/``Send``: the shell then
             runs the exchange again and splices the new answer into the stream.
         """
+        if self._state not in _STREAM_ENDED:
+            raise out_of_order(Event.STREAM_ENDED, self._state)
         if self.settling.done:
-            return self.ending.after_stream(AfterStream(tracker, error, None), None)
-        settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, error, kind, detail)
-        return self._settle(settle, then)
+            command = self.ending.after_stream(AfterStream(tracker, error, None), None)
+        else:
+            settle, then = self.ending.stream_attempt(
+                tracker, self.outgoing.head, error, kind, detail
+            )
+            command = self._settle(settle, then)
+        self._state = AWAITING[command.__class__] or awaiting(command)
+        return command
 
     def stream_closed(self, tracker: StreamTracker) -> None:
         """The caller closed the SSE answer; if its response had arrived, that is success
@@ -302,25 +351,27 @@ class Call(Opened):
         """Settle the attempt that waited for the budget, now that it answered: ``stop``
         ends the call instead of the retry, None lets the retry go; then carry on."""
         pending, decision = self.settling.answer(stop)
-        return self._then(pending.then, decision)
+        return self._settle(pending.settle, pending.then, decision)
 
-    def _settle(self, settle: Settle, then: Then) -> Command:
-        """Settle the attempt that ended as ``settle`` says, or first ask the shared budget."""
-        decision = self.settling.decide(settle)
-        if decision is ASK_BUDGET:
-            return self._ask_budget(PendingRetry(settle, then))
-        return self._then(then, decision)
-
-    def _then(self, then: Then, decision: Decision) -> Command:
-        """What follows a settled attempt: its retry, or how the answer ends (``Ending``)."""
+    def _settle(self, settle: Settle, then: Then, decision: Decision | None = None) -> Command:
+        """Settle the attempt that ended as ``settle`` says (``decision``: settled already,
+        once the budget answered), or first ask the shared budget; then what follows: its
+        retry, or how the answer ends (``Ending``, by what the attempt left: ``then``)."""
+        if decision is None:
+            decision = self.settling.decide(settle)
+            if decision is ASK_BUDGET:
+                return self._ask_budget(PendingRetry(settle, then))
         if decision.retry:
             if isinstance(then, AfterStream):  # from inside the SSE answer handed on
                 self.outgoing.reissued = True
             return self._retry(decision)
-        if isinstance(then, AfterStream) and then.resume_from is not None:
-            # Kept for the client's GET with Last-Event-ID.
+        if isinstance(then, AfterRead):
+            return self.ending.after_read(then)
+        if isinstance(then, AfterFailure):
+            return self.ending.after_failure(then)
+        if then.resume_from is not None:  # kept for the client's GET with Last-Event-ID
             self._context.await_resumption(then.resume_from, self)
-        return self.ending.after(then, decision)
+        return self.ending.after_stream(then, decision)
 
 
 def begin(

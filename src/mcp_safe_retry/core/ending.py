@@ -20,7 +20,7 @@ from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
-from .pending import AfterFailure, AfterRead, AfterStream, Settle, Then
+from .pending import AfterFailure, AfterRead, AfterStream, Settle
 from .state import CallProtocolError
 from .stream import StreamTracker
 
@@ -36,13 +36,15 @@ __all__ = ["Ending"]
 class Ending:
     """How one call's answer ends (see the module docstring)."""
 
-    __slots__ = ("_context", "books", "facts", "message", "message_source", "outgoing")
+    # What most calls never change, as class-level defaults: fewer stores per call (one is
+    # built per call, so no __slots__, which would forbid the defaults).
+    message: JSON = None  # the last JSON answer read whole
+    message_source: bytes | None = None  # its body, if read without exact integers
 
     def __init__(
         self,
         context: CallContext,
         facts: RequestFacts,
-        *,
         books: Books,
         outgoing: Outgoing,
     ) -> None:
@@ -50,8 +52,6 @@ class Ending:
         self.facts = facts
         self.books = books
         self.outgoing = outgoing
-        self.message: JSON = None  # the last JSON answer read whole
-        self.message_source: bytes | None = None  # its body, if read without exact integers
 
     def wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, or to restore the
@@ -86,14 +86,6 @@ class Ending:
             http_errors=context.contain_http_errors,
             in_stream=in_stream,
         )
-
-    def after(self, then: Then, decision: Decision) -> Command:
-        """How the answer ends, its attempt settled with ``decision`` (no retry)."""
-        if isinstance(then, AfterRead):
-            return self.after_read(then)
-        if isinstance(then, AfterFailure):
-            return self.after_failure(then)
-        return self.after_stream(then, decision)
 
     def refused(self, classification: Classification) -> Command:
         """A call ended unsent: the contained error, or the HTTP library's exception."""
@@ -141,10 +133,10 @@ class Ending:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
         the call had ended before)."""
         tracker, error, _ = then
-        resumable = decision is not None and decision.reason is Reason.RESUMABLE
         if tracker.done:
             return HAND_ON
-        if resumable:  # the client resumes it (GET with Last-Event-ID): it ends as on the wire
+        if decision is not None and decision.reason is Reason.RESUMABLE:
+            # The client resumes it (GET with Last-Event-ID): it ends as on the wire.
             return HAND_ON if error is None else Raise(self.books.annotated(error))
         contained = self.contained(in_stream=True)
         if contained is not None:

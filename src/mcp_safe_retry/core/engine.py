@@ -103,8 +103,11 @@ class Engine:
         lower-case name) to set before anything reads them: the session another call
         renewed, for a client that still holds the one the server expired."""
         session = headers.get(SESSION_HEADER)
-        renewed = None if session is None else self.sessions.replacement(session)
-        return () if renewed is None else ((SESSION_HEADER, renewed),)
+        if session is not None:
+            renewed = self.sessions.replacement(session)
+            if renewed is not None:
+                return ((SESSION_HEADER, renewed),)
+        return ()
 
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
@@ -138,14 +141,14 @@ class Engine:
         the policy, with the read-only tools seen so far (``RetryPolicy.idempotency``), and
         whether the duplicate guard watches it (``GuardTable.watches``); remembered: the
         policy and the guard's mode never change, and the tools seen are part of the key."""
-        read_only = self.observed.read_only_tools
-        key = (method, tool, read_only)
-        found = self._kinds.get(key)
+        found = self._kinds.get((method, tool, self.observed.read_only_tools))
         if found is None:
+            read_only = self.observed.read_only_tools
             if len(self._kinds) >= 1024:  # many tools, or their list changing: start over
                 self._kinds.clear()
             idempotency = self.policy.idempotency(method, tool, read_only)
-            found = self._kinds[key] = (idempotency, self.guard.watches(method, idempotency))
+            found = (idempotency, self.guard.watches(method, idempotency))
+            self._kinds[method, tool, read_only] = found
         return found
 
     def fresh_id(self) -> str:

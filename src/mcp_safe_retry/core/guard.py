@@ -27,10 +27,10 @@ from .attempt_kinds import AttemptKind
 from .delivery import Delivery, delivery_of
 from .duplicate import Duplicate, EarlierCall, Verdict
 from .idempotency import Idempotency
-from .jsonrpc import Digest, RequestFacts, RequestId
+from .jsonrpc import Digest, RequestFacts
 from .outcomes import Classification, Outcome, verdict
 from .policy import DuplicateGuard
-from .records import AttemptValues, Seen
+from .records import AttemptValues, Fixed, Seen
 from .servers import ServerKey
 
 __all__ = [
@@ -130,31 +130,31 @@ class GuardTable:
     def settled(
         self,
         server: str | ServerKey,
-        digest: Digest,
+        fixed: Fixed,
         attempts: Sequence[AttemptValues | Seen],
         final: Classification,
         *,
-        request_id: RequestId | None,
-        started_at: float,
         session_id: str | None,
         now: float,
     ) -> None:
-        """A watched call ended: remember it if it may have run, forget the earlier one if
-        it was answered; a call never sent (held, refused) changes nothing (the server key
-        and the digest are worked out only when something is remembered or forgotten)."""
+        """A watched call (which began as ``fixed`` says) ended: remember it if it may have
+        run, forget the earlier one if it was answered; a call never sent (held, refused)
+        changes nothing (the server key and the digest are worked out only when something
+        is remembered or forgotten)."""
         if final.outcome is _SUCCESS and not self._calls:  # the common case: nothing to do
             return
         delivery = call_delivery(attempts)
         if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not self._calls):
             return
-        key = (str(server), str(digest))
+        facts = fixed.facts
+        key = (str(server), str(facts.identity))
         with self._lock:
             if delivery is Delivery.ANSWERED:
                 self._calls.pop(key, None)
                 return
             earlier = EarlierCall(
-                request_id,
-                started_at,
+                facts.id,
+                fixed.started_at,
                 delivery,
                 str(final.outcome),
                 None if final.error_kind is None else str(final.error_kind),

@@ -14,11 +14,10 @@ from .decision import Decision
 from .extensions import RECORD_ATTRIBUTE
 from .hedge_copies import Copy, CopyKind
 from .hooks import Hook, Notice
-from .idempotency import Idempotency
-from .jsonrpc import JSON, RequestFacts, RequestId
-from .observed import LEARNED_METHODS
+from .jsonrpc import JSON, RequestId
+from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
-from .records import Attempt, CallRecord, LazyRecord, RetryOrigin, Seen, target
+from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Books",
-    "Fixed",
     "RecordRef",
     "Snapshot",
     "attempt_number",
@@ -37,21 +35,6 @@ __all__ = [
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
-
-
-class Fixed(NamedTuple):
-    """What a call's record says that never changes once the call began (the books keep
-    it, and so does each snapshot: a snapshot never holds the books, so no call's books and
-    snapshots make a cycle for the garbage collector)."""
-
-    facts: RequestFacts
-    idempotency: Idempotency
-    client: str | None
-    protocol_version: str | None
-    scenario: str | None
-    start: float  # monotonic: the call's first send
-    started_at: float  # wall clock, for the record
-    duplicate: Duplicate | None
 
 
 class _Taken(NamedTuple):
@@ -100,7 +83,7 @@ def _built(snapshot: Snapshot) -> CallRecord:
         attempts=tuple(Attempt(*a.values(start)) for a in snapshot.attempts[: snapshot.size]),
         classification=final,
         complete=final is not None,
-        client=fixed.client,
+        client=client_info(facts) or fixed.client,
         protocol_version=fixed.protocol_version,
         session_id=snapshot.session,
         scenario=fixed.scenario,
@@ -139,42 +122,27 @@ class Books(RecordRef):
     def __init__(
         self,
         context: CallContext,
-        facts: RequestFacts,
-        idempotency: Idempotency,
-        *,
-        start: float,
-        started_at: float,
-        client: str | None,
-        protocol_version: str | None,
+        fixed: Fixed,
         session: str | None,
         guarded: ServerKey | None,
-        duplicate: Duplicate | None,
     ) -> None:
+        """The books of a call that began as ``fixed`` says, in ``session``; ``guarded``:
+        the server key of a call the duplicate guard (core/guard.py) watches."""
         self._context = context
+        self.fixed = fixed  # what the record says that never changes
         self.session = session  # the session of the call's record (the first one seen)
-        # The duplicate guard (core/guard.py): the server key of a call it watches, and the
-        # earlier call this one repeats while that may have run.
         self._guarded = guarded
-        self.duplicate = duplicate
-        self._fixed = _new(
-            Fixed,
-            (
-                facts,
-                idempotency,
-                client,
-                protocol_version,
-                context.scenario,  # the transport's label, set once when it was built
-                start,
-                started_at,
-                duplicate,
-            ),
-        )
         self.attempts: list[Seen] = []
+
+    @property
+    def duplicate(self) -> Duplicate | None:
+        """The earlier call this one repeats while that may have run (core/guard.py)."""
+        return self.fixed.duplicate
 
     @property
     def start(self) -> float:
         """When the call's first send went out (monotonic: the call's clock)."""
-        return self._fixed.start
+        return self.fixed.start
 
     @property
     def ref(self) -> RecordRef:
@@ -238,7 +206,7 @@ class Books(RecordRef):
         amend: bool = False,
     ) -> None:
         """Keep an attempt that ended and take the snapshot after it; ``final``: the call's
-        verdict when the call ends with it (else None), then the transport learns what its
+        verdict when the call ends with it (else None): then the transport learns what its
         answer (``message``) tells and the books are closed. The hooks are owed both.
 
         A hedged call's attempts are numbered as their copies were sent; the record's
@@ -254,18 +222,19 @@ class Books(RecordRef):
         session = self.session
         if session is None and head is not None and head.session_id:
             session = self.session = head.session_id
-        context = self._context
-        facts = self._fixed.facts
-        if final is not None and facts.method in LEARNED_METHODS:
-            context.observed.learn(facts, final, message, session)
-        snapshot = _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, session))
+        fixed = self.fixed
+        snapshot = _new(Snapshot, (fixed, attempts, len(attempts), final, now, session))
         self._snapshot = snapshot
+        context = self._context
         listeners = context.listeners(attempt)
         if listeners and not amend:
             self._tell(listeners, snapshot, attempt=True)
         if final is None:
             return
-        # The call ends: the duties of its end, then its entry in the history.
+        # The call ends: what its answer tells, the duties of its end, its history entry.
+        facts = fixed.facts
+        if facts.method in LEARNED_METHODS:
+            context.observed.learn(facts, final, message, session)
         if facts.id is not None:
             if wire_id is not facts.id:
                 context.observed.settled(session, facts.id)
@@ -274,14 +243,7 @@ class Books(RecordRef):
                 context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
                 context.guard.settled(
-                    self._guarded,
-                    facts.identity,
-                    attempts,
-                    final,
-                    request_id=facts.id,
-                    started_at=self._fixed.started_at,
-                    session_id=session,
-                    now=now,
+                    self._guarded, fixed, attempts, final, session_id=session, now=now
                 )
         previous = self.previous
         if previous is not None:
@@ -341,7 +303,7 @@ class Books(RecordRef):
     def _take(self, final: Classification | None, now: float) -> Snapshot:
         """The record's values as they are now (the record is built when read)."""
         attempts = self.attempts
-        return _new(Snapshot, (self._fixed, attempts, len(attempts), final, now, self.session))
+        return _new(Snapshot, (self.fixed, attempts, len(attempts), final, now, self.session))
 
 
 def attempt_number(attempt: Seen) -> int:

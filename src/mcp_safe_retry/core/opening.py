@@ -19,19 +19,21 @@ from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
 from .ledger import Books
-from .observed import GiveUp, client_info
+from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
-from .records import RetryOrigin
+from .records import Fixed, RetryOrigin
 from .servers import key_of
 from .session import SESSION_HEADER
 from .settling import Settling
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .duplicate import Duplicate
 
 __all__ = ["Opened"]
 
+_new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
 
@@ -45,6 +47,7 @@ class Opened:
     # What most calls never have, as class-level defaults: fewer stores per call.
     admit: Ask | None = None
     gives_up: GiveUp | None = None
+    duplicate: Duplicate | None = None  # the earlier call this one repeats (core/guard.py)
     # The notifications the hooks are owed since last asked: the books' own ``Books.owed``,
     # which the shells ask after each command (no call of the call's in between).
     owed: Callable[[], list[Notice]]
@@ -70,7 +73,7 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        admit = content = guarded = duplicate = None
+        content = guarded = duplicate = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
@@ -91,7 +94,7 @@ class Opened:
             where = url  # written out once, by the first part that needs the server's key
             if breaker is not None:
                 where = str(url)
-                admit = self.admit = Ask(breaker, context.server_key(where))
+                self.admit = Ask(breaker, context.server_key(where))
             if origin is None:
                 is_resend = context.detector.is_resend(facts.identity, now)
                 origin = _APPLICATION if is_resend else _NONE
@@ -100,27 +103,33 @@ class Opened:
                 guard = context.guard
                 if len(guard):  # it remembers a call that may have run: is this one a repeat?
                     duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
-                    if duplicate is not None and origin is _NONE:
-                        origin = _APPLICATION  # it repeats a call sent before
-        self.idempotency = idempotency
-        self.books = books = Books(
-            context,
-            facts,
-            idempotency,
-            start=now,
-            started_at=context.wall_clock(),
-            client=client_info(facts) or observed.client,
-            protocol_version=headers.get("mcp-protocol-version") or observed.protocol_version,
-            session=session,
-            guarded=guarded,
-            duplicate=duplicate,
+                    if duplicate is not None:
+                        self.duplicate = duplicate
+                        if origin is _NONE:
+                            origin = _APPLICATION  # it repeats a call sent before
+        fixed = _new(
+            Fixed,
+            (
+                facts,
+                idempotency,
+                observed.client,
+                headers.get("mcp-protocol-version") or observed.protocol_version,
+                context.scenario,  # the transport's label, set once when it was built
+                now,  # start
+                context.wall_clock(),  # started_at
+                duplicate,
+            ),
         )
+        self.books = books = Books(context, fixed, session, guarded)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
-        self.settling = Settling(
-            context, facts, idempotency=idempotency, books=books, outgoing=outgoing, admit=admit
-        )
-        self.ending = Ending(context, facts, books=books, outgoing=outgoing)
+        self.settling = Settling(context, facts, books, outgoing, self.admit)
+        self.ending = Ending(context, facts, books, outgoing)
+
+    @property
+    def idempotency(self) -> Idempotency:
+        """How safe the call's request is to repeat (as its record says)."""
+        return self.books.fixed.idempotency
 
 
 def _declared(value: Any) -> Idempotency | None:

@@ -15,7 +15,7 @@ from .attempt_kinds import AttemptKind
 from .decision import Decision
 from .delivery import Delivery, delivery_of
 from .idempotency import Idempotency
-from .jsonrpc import RequestId
+from .jsonrpc import RequestFacts, RequestId
 from .live import Live
 from .outcomes import Classification
 
@@ -27,6 +27,7 @@ __all__ = [
     "Attempt",
     "AttemptValues",
     "CallRecord",
+    "Fixed",
     "History",
     "LazyRecord",
     "RetryOrigin",
@@ -174,6 +175,23 @@ class CallRecord:
             "attempts": [a.to_dict() for a in self.attempts],
             "duplicateOf": None if self.duplicate_of is None else self.duplicate_of.to_dict(),
         }
+
+
+class Fixed(NamedTuple):
+    """What a call's record says that never changes once the call began (the books keep
+    it, and so does each snapshot: a snapshot never holds the books, so no call's books and
+    snapshots make a cycle for the garbage collector)."""
+
+    facts: RequestFacts
+    idempotency: Idempotency
+    # The client the transport knew as the call began: an ``initialize`` names its own,
+    # read from its request when the record is built (``ledger``).
+    client: str | None
+    protocol_version: str | None
+    scenario: str | None
+    start: float  # monotonic: the call's first send
+    started_at: float  # wall clock, for the record
+    duplicate: Duplicate | None
 
 
 class AttemptValues(NamedTuple):

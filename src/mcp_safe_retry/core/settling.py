@@ -17,7 +17,6 @@ from .attempt_kinds import AttemptKind, ErrorKind
 from .commands import Send
 from .decision import RESUMABLE, SETTLED, Decision, Reason, decide, is_transient
 from .hedge_copies import CopyState
-from .idempotency import Idempotency
 from .jsonrpc import JSON, RequestFacts, with_id
 from .outcomes import Classification, Outcome, verdict
 from .records import RetryOrigin, Seen
@@ -66,15 +65,12 @@ class Settling:
         self,
         context: CallContext,
         facts: RequestFacts,
-        *,
-        idempotency: Idempotency,
         books: Books,
         outgoing: Outgoing,
         admit: Ask | None,
     ) -> None:
         self._context = context
         self.facts = facts
-        self.idempotency = idempotency
         self.books = books
         self.outgoing = outgoing
         self._admit = admit  # the breaker, told how each call ends
@@ -167,7 +163,7 @@ class Settling:
             books = self.books
             decision = decide(
                 context.policy,
-                idempotency=self.idempotency,
+                idempotency=books.fixed.idempotency,
                 classification=classification,
                 attempt=len(books.attempts) + 1 - self.hedges,
                 elapsed=now - books.start,

@@ -1,16 +1,16 @@
 """Where one call stands, and which event it may be fed there (h11's ``_state.py`` is the
 model): ``CallState`` is what the call awaits, set from the command it last returned
-(``awaiting``); ``ALLOWED`` is the table of the states each event may come in; an event out
-of order raises ``CallProtocolError`` (a fault of the code driving the call, never of the
-network), and so does a value the call needs that its events did not bring (``expect``).
+(``AWAITING``, ``awaiting``); ``ALLOWED`` is the table of the states each event may come in,
+which the call's handler of each event checks on the way in (``allowed``); an event out
+of order raises ``CallProtocolError`` (``out_of_order``: a fault of the code driving the
+call, never of the network), and so does a value the call needs that its events did not
+bring (``expect``).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from enum import Enum
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast, get_args
+from typing import TypeVar, get_args
 
 from .commands import (
     Ask,
@@ -25,16 +25,17 @@ from .commands import (
 
 __all__ = [
     "ALLOWED",
+    "AWAITING",
     "CallProtocolError",
     "CallState",
     "Event",
+    "allowed",
     "awaiting",
-    "event",
     "expect",
+    "out_of_order",
 ]
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 
 class CallProtocolError(RuntimeError):
@@ -89,17 +90,19 @@ _LEADS_TO: dict[type, CallState | None] = {
     Lock: _S.LOCKING,
     Unlock: None,  # carries on: the state is that of the command it holds (``then``)
 }
-# Every command's type, so the state a command leads to is one subscript (any other ends it).
-_AWAITING: dict[type, CallState | None] = {
+AWAITING: dict[type, CallState | None] = {
     kind: _LEADS_TO.get(kind, _S.ENDED) for kind in get_args(Command)
 }
+"""Every command's type -> the state it leads to (any but those above ends the call), so a
+handler sets the state on the way out with one subscript: ``AWAITING[command.__class__] or
+awaiting(command)`` (None, for an ``Unlock``, asks ``awaiting``)."""
 
 
 def awaiting(command: Command) -> CallState:
     """The state a call is in once it returned ``command`` (an ``Unlock`` carries on)."""
     if type(command) is Unlock:
         command = command.then
-    state = _AWAITING[command.__class__]
+    state = AWAITING[command.__class__]
     return _S.ENDED if state is None else state  # an Unlock of an Unlock: none is made
 
 
@@ -110,38 +113,13 @@ def expect(value: T | None, what: str) -> T:
     return value
 
 
-class _Stateful(Protocol):
-    _state: CallState
+def allowed(kind: Event) -> tuple[CallState, ...]:
+    """The states event ``kind`` may come in (``ALLOWED``), as the call's handler of it
+    checks them on the way in: a tuple, compared by identity (a frozenset of enum members
+    hashes each one in Python)."""
+    return tuple(ALLOWED[kind])
 
 
-S = TypeVar("S", bound=_Stateful)
-_Method = Callable[Concatenate[S, P], Command]
-
-
-def event(kind: Event) -> Callable[[_Method[S, P]], _Method[S, P]]:
-    """Make a method the handler of event ``kind``: checked against ``ALLOWED`` on the way
-    in, the state set from the command it returns on the way out (``awaiting``).
-
-    Run on every event, so written for it: the states allowed are a tuple (compared by
-    identity, where a frozenset of enum members hashes each one in Python), the arguments
-    are passed on as they came (positionally: every driver feeds events so), and the state
-    the command leads to is one subscript of a table naming every command's type,
-    ``awaiting`` called only for an ``Unlock``.
-    """
-    allowed = tuple(ALLOWED[kind])
-
-    def wrap(method: _Method[S, P]) -> _Method[S, P]:
-        run: Callable[..., Command] = method
-
-        @functools.wraps(method)
-        def handle(self: S, /, *args: Any) -> Command:
-            if self._state not in allowed:
-                raise CallProtocolError(f"{kind.value} while {self._state.value}")
-            command = run(self, *args)
-            # None for an Unlock; a CallState (a plain Enum member) is true.
-            self._state = _AWAITING[command.__class__] or awaiting(command)
-            return command
-
-        return cast("_Method[S, P]", handle)
-
-    return wrap
+def out_of_order(kind: Event, state: CallState) -> CallProtocolError:
+    """The error for event ``kind`` fed to a call in ``state``, which ``ALLOWED`` forbids."""
+    return CallProtocolError(f"{kind.value} while {state.value}")
