@@ -7,6 +7,7 @@ a shell can hedge."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
@@ -111,6 +112,7 @@ def head_of(response: Any) -> Head:
     )
 
 
+@functools.lru_cache(maxsize=64)  # a client sends a few pairs: answered in C, no frame
 def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
     """Only JSON POSTs can carry a JSON-RPC message; everything else passes through."""
     return method == "POST" and media_type(content_type)[0] == "application/json"
