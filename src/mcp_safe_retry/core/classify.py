@@ -35,6 +35,8 @@ MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classificat
 OVERSIZED = "SSE event larger than the limit"
 
 
+_SURE, _BY_ENVELOPE = Quick.SUCCESS, Quick.ENVELOPE  # global loads, not attributes
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """The statuses an HTTP client follows to their Location (httpx's and httpx2's set). The
 MCP SDKs follow 307 and 308 within the origin themselves; so does a client with
@@ -94,7 +96,7 @@ def classify_answer(
     With ``want_message=False`` a plain success may be recognised without building the
     message (see ``quick_read``); the message is then None.
     """
-    if not 200 <= status < 300:
+    if status // 100 != 2:  # not 2xx
         return classify_http_error(status, body, content_type), None
     if expected_id is None:
         return verdict(Outcome.ACCEPTED), None
@@ -104,9 +106,9 @@ def classify_answer(
     if kind == "application/json":
         if not want_message and charset in UTF8_CHARSETS:
             quick = quick_read(body, expected_id, method)
-            if quick is Quick.SUCCESS:
+            if quick is _SURE:
                 return _success(method), None
-            if quick is Quick.ENVELOPE:
+            if quick is _BY_ENVELOPE:
                 return _by_envelope(method), None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
