@@ -95,6 +95,8 @@ class Executor:
                                 command = gate.failed(exc, *describe_error(exc))
                             else:
                                 command = gate.received(read)
+                                if type(command) is Answer:  # most calls end here, at once
+                                    return command, response, head, body
                 elif type(command) not in _WAITS:
                     return command, response, head, body
                 elif type(command) is Ask:  # a budget's: its answer may yet be handed on
