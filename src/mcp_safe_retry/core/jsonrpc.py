@@ -300,8 +300,10 @@ def quick_call(body: bytes) -> RequestFacts | None:
     if call is None:
         return None
     # Every field in order, built in C (a NamedTuple's keyword-taking __new__ is Python).
-    digest = _new(Digest, (body, None))
-    return _new(RequestFacts, ("tools/call", call.id, call.params.name, digest, body, None))
+    return _new(
+        RequestFacts,
+        ("tools/call", call.id, call.params.name, _new(Digest, (body, None)), body, None),
+    )
 
 
 def _digest(source: bytes, message: dict[str, JSON] | None) -> str:
