@@ -35,7 +35,8 @@ MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classificat
 OVERSIZED = "SSE event larger than the limit"
 
 
-_SURE, _BY_ENVELOPE = Quick.SUCCESS, Quick.ENVELOPE  # global loads, not attributes
+# The quick verdicts as globals: loaded as such, not as attributes of the enum.
+_SURE, _BY_ENVELOPE, _REQUEST = Quick.SUCCESS, Quick.ENVELOPE, Quick.REQUEST
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """The statuses an HTTP client follows to their Location (httpx's and httpx2's set). The
@@ -210,15 +211,18 @@ def classify_event(
         server requests and responses to other ids. With ``want_message=False`` a plain
         success may be recognised without building the message, which is then None.
     """
-    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
+    if event_type != "message":
         return None
-    quick = quick_read(data, expected_id, method)
-    if quick is Quick.REQUEST:
+    quick = quick_read(data, expected_id, method)  # blank data is NOT_SURE: asked after
+    if quick is _REQUEST:
         return None  # a notification or a server request: not our answer
-    if quick is Quick.SUCCESS and not want_message:
-        return _success(method), None
-    if quick is Quick.ENVELOPE and not want_message:
-        return _by_envelope(method), None
+    if not want_message:
+        if quick is _SURE:
+            return _success(method), None
+        if quick is _BY_ENVELOPE:
+            return _by_envelope(method), None
+    if not data or data.isspace():  # blank: nothing to read
+        return None
     try:
         # Most events are notifications: their shape (numbers play no part) is all we need.
         message = loads(data, exact=False)
