@@ -103,8 +103,11 @@ class Engine:
         lower-case name) to set before anything reads them: the session another call
         renewed, for a client that still holds the one the server expired."""
         session = headers.get(SESSION_HEADER)
-        renewed = None if session is None else self.sessions.replacement(session)
-        return () if renewed is None else ((SESSION_HEADER, renewed),)
+        if session is not None:  # none since 2026-07-28: then nothing else is asked
+            renewed = self.sessions.replacement(session)
+            if renewed is not None:
+                return ((SESSION_HEADER, renewed),)
+        return ()
 
     def resumed(self, last_event_id: str | None) -> Call | None:
         """The call whose broken stream a GET with this ``Last-Event-ID`` resumes, if any."""
