@@ -108,9 +108,9 @@ def classify_answer(
         if not want_message and charset in UTF8_CHARSETS:
             quick = quick_read(body, expected_id, method)
             if quick is _SURE:
-                return _success(method), None
+                return _SUCCESS[method], None
             if quick is _BY_ENVELOPE:
-                return _by_envelope(method), None
+                return _SUCCESS_BY_ENVELOPE[method], None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes), None
@@ -218,9 +218,9 @@ def classify_event(
         return None  # a notification or a server request: not our answer
     if not want_message:
         if quick is _SURE:
-            return _success(method), None
+            return _SUCCESS[method], None
         if quick is _BY_ENVELOPE:
-            return _by_envelope(method), None
+            return _SUCCESS_BY_ENVELOPE[method], None
     if not data or data.isspace():  # blank: nothing to read
         return None
     try:
@@ -289,8 +289,19 @@ _RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
 _TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
 
 
-def _success(method: str) -> Classification:
-    return _TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS
+class _ByMethod(dict[str, Classification]):
+    """A plain success's verdict by the request's method: ``tool`` for ``tools/call``, else
+    ``other``. Looked up by subscript, in C: a function would be a frame per answer."""
+
+    def __init__(self, tool: Classification, other: Classification) -> None:
+        super().__init__({"tools/call": tool})
+        self._other = other
+
+    def __missing__(self, method: str) -> Classification:
+        return self._other
+
+
+_SUCCESS = _ByMethod(_TOOL_SUCCESS, _RPC_SUCCESS)
 
 
 ENVELOPE_ONLY = (
@@ -303,8 +314,7 @@ _TOOL_BY_ENVELOPE = verdict(Outcome.TOOL_SUCCESS, result_type="complete", detail
 _RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=ENVELOPE_ONLY)
 
 
-def _by_envelope(method: str) -> Classification:
-    return _TOOL_BY_ENVELOPE if method == "tools/call" else _RPC_BY_ENVELOPE
+_SUCCESS_BY_ENVELOPE = _ByMethod(_TOOL_BY_ENVELOPE, _RPC_BY_ENVELOPE)
 
 
 def _classify_result(result: JSON, method: str) -> Classification:
