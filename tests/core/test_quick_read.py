@@ -144,6 +144,22 @@ def test_quick_success_takes_the_common_answer() -> None:
     assert quick_read(note, 7, "tools/call") is Quick.REQUEST
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(b'{"method":"notifications/progress"}', id="no-jsonrpc"),
+        pytest.param(b'{"jsonrpc":"2.0","method":"ping","error":null}', id="error-member"),
+    ],
+)
+def test_an_odd_request_is_left_to_the_full_reader_which_finds_no_answer(data: bytes) -> None:
+    """msgspec refuses a message without ``"jsonrpc":"2.0"`` or with an ``"error"``
+    member as it reads: NOT_SURE, not REQUEST; the full classifier then says what REQUEST
+    would have said: no answer to our request."""
+    assert quick_read(data, 1, "tools/call") is Quick.NOT_SURE
+    assert classify_event(data, "message", 1, "tools/call") is None
+    assert classify_event(data, "message", 1, "tools/call", want_message=False) is None
+
+
 # -- SSE events ---------------------------------------------------------------------------
 
 EVENTS = ANSWERS | st.fixed_dictionaries(

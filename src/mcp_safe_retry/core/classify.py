@@ -35,6 +35,9 @@ MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classificat
 OVERSIZED = "SSE event larger than the limit"
 
 
+# The quick verdicts as globals: loaded as such, not as attributes of the enum.
+_SURE, _BY_ENVELOPE, _REQUEST = Quick.SUCCESS, Quick.ENVELOPE, Quick.REQUEST
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """The statuses an HTTP client follows to their Location (httpx's and httpx2's set). The
 MCP SDKs follow 307 and 308 within the origin themselves; so does a client with
@@ -94,7 +97,7 @@ def classify_answer(
     With ``want_message=False`` a plain success may be recognised without building the
     message (see ``quick_read``); the message is then None.
     """
-    if not 200 <= status < 300:
+    if status // 100 != 2:  # not 2xx
         return classify_http_error(status, body, content_type), None
     if expected_id is None:
         return verdict(Outcome.ACCEPTED), None
@@ -104,10 +107,10 @@ def classify_answer(
     if kind == "application/json":
         if not want_message and charset in UTF8_CHARSETS:
             quick = quick_read(body, expected_id, method)
-            if quick is Quick.SUCCESS:
-                return _success(method), None
-            if quick is Quick.ENVELOPE:
-                return _by_envelope(method), None
+            if quick is _SURE:
+                return _SUCCESS[method], None
+            if quick is _BY_ENVELOPE:
+                return _SUCCESS_BY_ENVELOPE[method], None
         return classify_json(body, charset, expected_id, method, exact=False)
     if kind == "text/event-stream":
         return classify_sse(body, expected_id, method, max_event_bytes), None
@@ -208,15 +211,18 @@ def classify_event(
         server requests and responses to other ids. With ``want_message=False`` a plain
         success may be recognised without building the message, which is then None.
     """
-    if event_type != "message" or not data or data.isspace():  # blank: nothing to read
+    if event_type != "message":
         return None
-    quick = quick_read(data, expected_id, method)
-    if quick is Quick.REQUEST:
+    quick = quick_read(data, expected_id, method)  # blank data is NOT_SURE: asked after
+    if quick is _REQUEST:
         return None  # a notification or a server request: not our answer
-    if quick is Quick.SUCCESS and not want_message:
-        return _success(method), None
-    if quick is Quick.ENVELOPE and not want_message:
-        return _by_envelope(method), None
+    if not want_message:
+        if quick is _SURE:
+            return _SUCCESS[method], None
+        if quick is _BY_ENVELOPE:
+            return _SUCCESS_BY_ENVELOPE[method], None
+    if not data or data.isspace():  # blank: nothing to read
+        return None
     try:
         # Most events are notifications: their shape (numbers play no part) is all we need.
         message = loads(data, exact=False)
@@ -283,8 +289,19 @@ _RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
 _TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
 
 
-def _success(method: str) -> Classification:
-    return _TOOL_SUCCESS if method == "tools/call" else _RPC_SUCCESS
+class _ByMethod(dict[str, Classification]):
+    """A plain success's verdict by the request's method: ``tool`` for ``tools/call``, else
+    ``other``. Looked up by subscript, in C: a function would be a frame per answer."""
+
+    def __init__(self, tool: Classification, other: Classification) -> None:
+        super().__init__({"tools/call": tool})
+        self._other = other
+
+    def __missing__(self, method: str) -> Classification:
+        return self._other
+
+
+_SUCCESS = _ByMethod(_TOOL_SUCCESS, _RPC_SUCCESS)
 
 
 ENVELOPE_ONLY = (
@@ -297,8 +314,7 @@ _TOOL_BY_ENVELOPE = verdict(Outcome.TOOL_SUCCESS, result_type="complete", detail
 _RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=ENVELOPE_ONLY)
 
 
-def _by_envelope(method: str) -> Classification:
-    return _TOOL_BY_ENVELOPE if method == "tools/call" else _RPC_BY_ENVELOPE
+_SUCCESS_BY_ENVELOPE = _ByMethod(_TOOL_BY_ENVELOPE, _RPC_BY_ENVELOPE)
 
 
 def _classify_result(result: JSON, method: str) -> Classification:

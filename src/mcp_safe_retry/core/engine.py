@@ -103,7 +103,7 @@ class Engine:
         lower-case name) to set before anything reads them: the session another call
         renewed, for a client that still holds the one the server expired."""
         session = headers.get(SESSION_HEADER)
-        if session is not None:
+        if session is not None:  # none since 2026-07-28: then nothing else is asked
             renewed = self.sessions.replacement(session)
             if renewed is not None:
                 return ((SESSION_HEADER, renewed),)

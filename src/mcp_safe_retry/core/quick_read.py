@@ -33,17 +33,20 @@ else:
 
     # The values a plain success may hold are typed, so msgspec refuses any other (and
     # the body is NOT_SURE): a request id is an int (never a bool) or a str, never null.
+    # Checked as msgspec reads (in C), not after: a "jsonrpc" of "2.0" (required) and no
+    # "error" member at all (a request or notification with one is NOT_SURE too, which
+    # the full classifier then finds to be no answer, as REQUEST would have said).
     class _Result(msgspec.Struct, rename="camel"):
         result_type: Literal["complete"] | msgspec.UnsetType = msgspec.UNSET
         content: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET  # items not read
         is_error: Literal[False] | msgspec.UnsetType = msgspec.UNSET
 
     class _Message(msgspec.Struct):
-        jsonrpc: Literal["2.0"] | msgspec.UnsetType = msgspec.UNSET
+        jsonrpc: Literal["2.0"]
         id: int | str | msgspec.UnsetType = msgspec.UNSET
         method: Any = msgspec.UNSET  # params not read
         result: _Result | msgspec.UnsetType = msgspec.UNSET
-        error: Any = msgspec.UNSET
+        error: msgspec.UnsetType = msgspec.UNSET  # present, even as null: refused
 
     _decode = msgspec.json.Decoder(_Message).decode
     # Many bodies at once, each the one element of an array on a line of its own.
@@ -62,31 +65,28 @@ class Quick(Enum):
 def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> Quick:
     """SUCCESS when ``body`` is surely a plain success for ``expected_id``: a JSON-RPC 2.0
     result without "method", complete, and for ``tools/call`` a tool result with content
-    and no error. REQUEST when it is a JSON object with a "method" member (and its other
-    members of the types a plain success would hold). Else NOT_SURE, which never means
-    "failed" (see ``read_shape``).
+    and no error. REQUEST when it is a JSON-RPC 2.0 object with a "method" member and no
+    "error" (its other members of the types a plain success would hold). Else NOT_SURE,
+    which never means "failed" (see ``read_shape``).
 
     A body past ``ENVELOPE_BYTES`` is judged by its envelope alone when it can be read so
     (``envelope.read_envelope``): ENVELOPE instead of SUCCESS, all else the same.
     """
-    envelope = read_envelope(body) if len(body) > ENVELOPE_BYTES else None
-    message = read_shape(_decode, body if envelope is None else envelope)
+    envelope = len(body) > ENVELOPE_BYTES and read_envelope(body)  # None: unreadable so
+    message = read_shape(_decode, envelope or body)
     if message is None:
         return Quick.NOT_SURE
     if message.method is not _UNSET:
         return Quick.REQUEST
-    result = message.result
     answered = message.id
     if (
-        message.jsonrpc is _UNSET
-        or message.error is not _UNSET
-        or result is _UNSET
+        message.result is _UNSET
         or type(answered) is not type(expected_id)  # same_id's rule, the types being known
         or answered != expected_id
     ):
         return Quick.NOT_SURE
-    if method != "tools/call" or result.content is not _UNSET:
-        return Quick.SUCCESS if envelope is None else Quick.ENVELOPE
+    if method != "tools/call" or message.result.content is not _UNSET:
+        return Quick.ENVELOPE if envelope else Quick.SUCCESS
     return Quick.NOT_SURE
 
 

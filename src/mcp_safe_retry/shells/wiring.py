@@ -7,6 +7,7 @@ a shell can hedge."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
@@ -49,14 +50,9 @@ def header_values(headers: Any, names: Mapping[bytes, str]) -> dict[str, str]:
     says which of repeated headers counts).
     """
     table = _table(headers)
-    present = table.keys() & names.keys()
-    return dict(
-        zip(
-            map(names.__getitem__, present),
-            map(_LATIN_1, map(table.__getitem__, present)),
-            strict=True,
-        )
-    )
+    present = table.keys() & names  # the names iterated, each looked up in the table
+    values = map(_LATIN_1, map(table.__getitem__, present))
+    return dict(zip(map(names.__getitem__, present), values))  # noqa: B905 - one set, one length
 
 
 def _table(headers: Any) -> dict[bytes, bytes]:
@@ -69,8 +65,7 @@ def _table(headers: Any) -> dict[bytes, bytes]:
     per pair, no list built by ``Headers.raw``), else the public ``raw`` pairs are
     lower-cased here; reversed, so that the first of repeated names is written last.
     """
-    kind = type(headers)
-    if kind in _LOWER_LIST or (kind not in _RAW_ONLY and _keeps_lower_list(kind)):
+    if type(headers) in _LOWER_LIST or _keeps_lower_list(type(headers)):
         return dict(map(_KEY_AND_VALUE, reversed(headers._list)))
     return {key.lower(): value for key, value in reversed(headers.raw)}
 
@@ -85,6 +80,8 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 def _keeps_lower_list(kind: type) -> bool:
     """Whether headers of class ``kind`` keep their pairs as httpx 0.28 does (probed once:
     the class joins ``_LOWER_LIST`` or ``_RAW_ONLY``)."""
+    if kind in _RAW_ONLY:
+        return False
     try:
         probe = kind([(b"X-Probe", b"V"), (b"x-probe", b"w")])
         keeps = probe._list == [(b"X-Probe", b"x-probe", b"V"), (b"x-probe", b"x-probe", b"w")]
@@ -111,6 +108,7 @@ def head_of(response: Any) -> Head:
     )
 
 
+@functools.lru_cache(maxsize=64)  # a client sends a few pairs: answered in C, no frame
 def is_jsonrpc_post(method: str, content_type: str | None) -> bool:
     """Only JSON POSTs can carry a JSON-RPC message; everything else passes through."""
     return method == "POST" and media_type(content_type)[0] == "application/json"

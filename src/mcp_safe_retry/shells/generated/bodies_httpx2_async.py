@@ -35,6 +35,7 @@ _ENCODING_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding
 Ended = tuple[Next, httpx.Response | None, Head | None, bytes | None]
 
 _WAITS = frozenset({Ask, Sleep, Lock, Unlock})  # what the executor carries out, save a Send
+_ENDS = frozenset({Answer, Stream})  # how an exchange ends well: never carried out here
 
 
 @attrs.define(eq=False)
@@ -95,6 +96,8 @@ class Executor:
                                 command = gate.failed(exc, *describe_error(exc))
                             else:
                                 command = gate.received(read)
+                    if type(command) in _ENDS:  # most calls end here: handed back at once
+                        return command, response, head, body
                 elif type(command) not in _WAITS:
                     return command, response, head, body
                 elif type(command) is Ask:  # a budget's: its answer may yet be handed on
@@ -314,11 +317,9 @@ class _Whole(httpx.AsyncByteStream):
 def answered(
     call: Call, request: httpx.Request, response: httpx.Response | None, body: bytes | None
 ) -> httpx.Response:
-    """The server's answer, read whole (and decoded), with the call's record attached.
-
-    ``body`` None: the response had no Content-Encoding and was read in place; it is handed
-    on itself, head and all, as the server sent it.
-    """
+    """The server's answer, read whole, with the call's record attached: with ``body`` None
+    the response itself, head and all (no Content-Encoding: read in place), else rebuilt
+    around ``body`` (decoded)."""
     assert response is not None
     if body is None:
         response.extensions[RECORD_EXTENSION] = call.ref

@@ -192,11 +192,11 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             self.engine.sessions.end_answered(session, ended.status_code)
             return ended
         try:
-            if hedging is None:
-                done = await self._executor.run(call, request, call, call.start())
-            else:
-                done = await race(request, hedging, self._executor)
-            command, response, head, body = done
+            command, response, head, body = await (
+                self._executor.run(call, request, call, call.start())
+                if hedging is None
+                else race(request, hedging, self._executor)
+            )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise

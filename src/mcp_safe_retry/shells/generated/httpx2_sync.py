@@ -189,11 +189,11 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             self.engine.sessions.end_answered(session, ended.status_code)
             return ended
         try:
-            if hedging is None:
-                done = self._executor.run(call, request, call, call.start())
-            else:
-                done = race(request, hedging, self._executor)
-            command, response, head, body = done
+            command, response, head, body = (
+                self._executor.run(call, request, call, call.start())
+                if hedging is None
+                else race(request, hedging, self._executor)
+            )
         except BaseException as exc:
             call.abandoned(exc)  # cancelled, or an error of the inner transport's own
             raise
