@@ -164,16 +164,15 @@ class Ending:
         """How to settle the attempt whose SSE answer (``head``) ended (``error``,
         ``detail``: what broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
+        resume_from = None
         if classification is None:
             classification = verdict(
                 Outcome.STREAM_INCOMPLETE,
                 detail="stream ended before the response" if error is None else detail[:200],
                 error_kind=kind,
             )
-        # A server that numbered its events lets the client resume with Last-Event-ID;
-        # re-issuing on top of that would run the request twice.
-        resume_from = None
-        if tracker.classification is None:
+            # A server that numbered its events lets the client resume with Last-Event-ID;
+            # re-issuing on top of that would run the request twice.
             resume_from = tracker.last_event_id or self.outgoing.resume_id
         settle = Settle(
             classification,
