@@ -264,6 +264,11 @@ class SSEDecoder:
         self._event_start = self._scan = self._seek = 0
         self._reset()
 
+    def end(self) -> None:
+        """End of stream: the next ``decode`` (of ``b""``) settles a trailing CR, as
+        ``finish`` does."""
+        self._eof = True
+
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
         self._eof = True
