@@ -138,7 +138,7 @@ class Executor:
         stream = _TrackedStream(self, call, request, body, tracker)
         # From the head read already: a lookup in response.headers would make httpx work
         # out the headers' encoding first, a cost on every SSE answer.
-        if not body.raw or head.sized:
+        if body.raw is None or head.sized:
             # Decoded, or of a length the events handed on may not keep (an id restored,
             # a duplicate dropped): a response of ours, without the length.
             return _rebuilt(call, request, response, stream=stream)
@@ -162,20 +162,17 @@ class _Body:
     """
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        self._raw = _raw_stream(response, head)
+        # The raw stream read, if it is (else None: the response is read through).
+        self.raw = raw = _raw_stream(response, head)
         # The response only when it is read through: one handed on holds this body in its
         # stream, and a body holding it back would be a cycle left to the garbage collector.
-        self._response = response if self._raw is None else None
+        self._response = response if raw is None else None
         self._closed = False
         self._iterator: AsyncIterator[bytes] | None = None  # what the reader iterates
 
-    @property
-    def raw(self) -> bool:
-        return self._raw is not None
-
     def __aiter__(self) -> AsyncIterator[bytes]:
-        if self._raw is not None:
-            self._iterator = self._raw.__aiter__()
+        if self.raw is not None:
+            self._iterator = self.raw.__aiter__()
         else:
             assert self._response is not None
             self._iterator = self._response.aiter_bytes()
@@ -187,8 +184,8 @@ class _Body:
         self._closed = True
         if isinstance(self._iterator, AsyncGenerator):  # now, not later in a task of the loop's
             await self._iterator.aclose()
-        if self._raw is not None:
-            await self._raw.aclose()  # the connection goes back to the pool
+        if self.raw is not None:
+            await self.raw.aclose()  # the connection goes back to the pool
         elif self._response is not None:
             await self._response.aclose()
 
@@ -205,9 +202,10 @@ class _TrackedStream(httpx.AsyncByteStream):
     _tracker: StreamTracker
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        call = self._call
+        # Nothing is set up before the body's chunks: most readers stop once they have
+        # the answer, and close the stream instead (``aclose``).
         while True:
-            error: httpx.TransportError | None = None
+            error: httpx.TransportError | None
             try:
                 async for chunk in self._body:  # a large event in its chunks, not joined
                     for out in self._tracker.pieces(chunk):
@@ -216,6 +214,9 @@ class _TrackedStream(httpx.AsyncByteStream):
                     yield out
             except httpx.TransportError as exc:
                 error = exc
+            else:
+                error = None
+            call = self._call
             await self._body.aclose()
             if error is None:
                 then = call.stream_ended(self._tracker)

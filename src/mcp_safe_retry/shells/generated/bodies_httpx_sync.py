@@ -140,7 +140,7 @@ class Executor:
         stream = _TrackedStream(self, call, request, body, tracker)
         # From the head read already: a lookup in response.headers would make httpx work
         # out the headers' encoding first, a cost on every SSE answer.
-        if not body.raw or head.sized:
+        if body.raw is None or head.sized:
             # Decoded, or of a length the events handed on may not keep (an id restored,
             # a duplicate dropped): a response of ours, without the length.
             return _rebuilt(call, request, response, stream=stream)
@@ -163,20 +163,17 @@ class _Body:
     """
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        self._raw = _raw_stream(response, head)
+        # The raw stream read, if it is (else None: the response is read through).
+        self.raw = raw = _raw_stream(response, head)
         # The response only when it is read through: one handed on holds this body in its
         # stream, and a body holding it back would be a cycle left to the garbage collector.
-        self._response = response if self._raw is None else None
+        self._response = response if raw is None else None
         self._closed = False
         self._iterator: Iterator[bytes] | None = None  # what the reader iterates
 
-    @property
-    def raw(self) -> bool:
-        return self._raw is not None
-
     def __iter__(self) -> Iterator[bytes]:
-        if self._raw is not None:
-            self._iterator = self._raw.__iter__()
+        if self.raw is not None:
+            self._iterator = self.raw.__iter__()
         else:
             assert self._response is not None
             self._iterator = self._response.iter_bytes()
@@ -188,8 +185,8 @@ class _Body:
         self._closed = True
         if isinstance(self._iterator, Generator):  # now, not later in a task of the loop's
             self._iterator.close()
-        if self._raw is not None:
-            self._raw.close()  # the connection goes back to the pool
+        if self.raw is not None:
+            self.raw.close()  # the connection goes back to the pool
         elif self._response is not None:
             self._response.close()
 
@@ -206,9 +203,10 @@ class _TrackedStream(httpx.SyncByteStream):
     _tracker: StreamTracker
 
     def __iter__(self) -> Iterator[bytes]:
-        call = self._call
+        # Nothing is set up before the body's chunks: most readers stop once they have
+        # the answer, and close the stream instead (``close``).
         while True:
-            error: httpx.TransportError | None = None
+            error: httpx.TransportError | None
             try:
                 for chunk in self._body:  # a large event in its chunks, not joined
                     for out in self._tracker.pieces(chunk):
@@ -217,6 +215,9 @@ class _TrackedStream(httpx.SyncByteStream):
                     yield out
             except httpx.TransportError as exc:
                 error = exc
+            else:
+                error = None
+            call = self._call
             self._body.close()
             if error is None:
                 then = call.stream_ended(self._tracker)
