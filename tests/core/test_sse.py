@@ -488,3 +488,20 @@ def test_plain_events_come_as_one_run() -> None:
 )
 def test_lone_event_reads_exactly_one_plain_event(chunk: bytes, data: bytes | None) -> None:
     assert lone_event(chunk) == data
+
+
+@given(stream=streams(), tail=TAILS, kind=st.sampled_from([bytearray, memoryview]), data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_chunks_of_other_bytes_like_types_read_as_bytes(
+    stream: tuple[list[bytes], list[bytes]], tail: bytes, kind: type, data: st.DataObject
+) -> None:
+    """A transport may hand on a bytearray or a memoryview: read as the same bytes."""
+    whole = join(*stream, tail)
+    chunks = data.draw(chunked(whole))
+    decoder = SSEDecoder(1 << 20)
+    events = [event for chunk in chunks for event in decoder.feed(kind(chunk))]
+    events += decoder.finish()
+    assert [
+        (e.data, e.event, e.id, bytes(e.raw) if not isinstance(e.raw, tuple) else b"".join(e.raw))
+        for e in events
+    ] == [(e.data, e.event, e.id, e.raw) for e in reference(whole, ended=True).events]

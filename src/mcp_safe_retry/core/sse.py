@@ -100,12 +100,22 @@ class SSEDecoder:
         """
         buf = self._buf
         if buf:  # an event is pending, so the decoder is not oversized
-            if type(chunk) is not bytes:
+            try:
+                lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+            except AttributeError:  # not bytes-like (a memoryview): read as usual
                 return self._feed(chunk)
-            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
             if lf < 0:  # every chunk inside a long event (an empty one too), whatever its size
-                return self._feed(chunk, True)
-            if len(chunk) > self._max:
+                if chunk.find(b"\r") < 0 and buf[-1] != CR and len(buf) + len(chunk) <= self._max:
+                    # No line end in it, and none waits (a CR ending the buffer): the chunk
+                    # only lengthens the line, as _feed would find after searching the
+                    # buffer again (see _seek), in a frame of its own.
+                    if self._chunks is not None:
+                        self._chunks.append(chunk)
+                    buf += chunk
+                    self._seek = len(buf)
+                    return []
+                return self._feed(chunk, -1)
+            if type(chunk) is not bytes or len(chunk) > self._max:
                 return self._feed(chunk)
             pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
@@ -134,9 +144,9 @@ class SSEDecoder:
             blocks += self._feed(chunk[pos:] if pos else chunk)
         return blocks
 
-    def _feed(self, chunk: bytes, no_lf: bool = False, /) -> list[Event | Run]:
+    def _feed(self, chunk: bytes, lf: int | None = None, /) -> list[Event | Run]:
         """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
-        together); ``no_lf``: ``chunk`` is known to hold no LF."""
+        together); ``lf`` -1: ``chunk`` is known to hold no LF."""
         buf = self._buf
         if not buf:  # the chunks the buffer is made of, while it is exactly them
             if self.oversized:  # which the buffer is empty for
@@ -148,13 +158,15 @@ class SSEDecoder:
         seek = self._seek
         # No LF from _seek to the end of what the buffer held (see _lines): only the chunk
         # is searched, if it is not known to hold none.
-        lf = -1 if no_lf else buf.find(b"\n", seek)
+        if lf is None:
+            lf = buf.find(b"\n", seek)
         cr = buf.find(b"\r", seek)
+        end = len(buf)
         events: list[Event | Run] = []
-        if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
+        if lf < 0 and (cr < 0 or (cr == end - 1 and not self._eof)):
             # No line ends here: the usual case for a chunk inside a long line. A CR at
             # the end of the buffer may be the first half of a CRLF, so it waits.
-            self._seek = len(buf) if cr < 0 else cr
+            self._seek = end if cr < 0 else cr
         elif self._lines(buf, events, lf, cr):
             buf = self._buf  # a new one if the last event took the old one as its data
             start = self._event_start
@@ -164,9 +176,10 @@ class SSEDecoder:
                 self._seek -= start
                 self._event_start = 0
                 self._chunks = None  # the buffer now begins inside a chunk
+            end = len(buf)
         else:
             return events  # an event past the limit ended parsing
-        if len(buf) > self._max:
+        if end > self._max:
             self.oversized = True
             events.append(Event(b"", "", None, bytes(buf)))
             buf.clear()
