@@ -162,14 +162,20 @@ class _Body:
     handed on, head and all); else from the response's decoded bytes. Closed once.
     """
 
+    # Starting values, the class's (set on the body once they change): one body is made
+    # per SSE answer.
+    _response: httpx.Response | None = None
+    _closed = False
+    _iterator: Iterator[bytes] | None = None  # what the reader iterates
+
     def __init__(self, response: httpx.Response, head: Head) -> None:
         # The raw stream read, if it is (else None: the response is read through).
         self.raw = raw = _raw_stream(response, head)
-        # The response only when it is read through: one handed on holds this body in its
-        # stream, and a body holding it back would be a cycle left to the garbage collector.
-        self._response = response if raw is None else None
-        self._closed = False
-        self._iterator: Iterator[bytes] | None = None  # what the reader iterates
+        if raw is None:
+            # The response only when it is read through: one handed on holds this body in
+            # its stream, and a body holding it back would be a cycle left to the garbage
+            # collector.
+            self._response = response
 
     def __iter__(self) -> Iterator[bytes]:
         if self.raw is not None:
