@@ -197,58 +197,101 @@ class _Body:
             self._response.close()
 
 
-@attrs.define(eq=False)
 class _TrackedStream(httpx.SyncByteStream):
     """An SSE body handed on as its tracker passes it; when it ends, the call says what
-    follows: its end, a contained failure, an error, or a re-issue spliced into it."""
+    follows: its end, a contained failure, an error, or a re-issue spliced into it.
 
-    _executor: Executor
-    _call: Call
-    _request: httpx.Request
-    _body: _Body
-    _tracker: StreamTracker
+    Its own iterator, not an async generator: the event loop's hooks track every async
+    generator (a weak set of them, on every call), and most readers stop once they have
+    the answer, and close the stream instead (``close``).
+    """
 
-    def __iter__(self) -> Iterator[bytes]:
-        # Nothing is set up before the body's chunks: most readers stop once they have
-        # the answer, and close the stream instead (``close``).
+    # Where the iteration stands, the class's values until they change: the pieces of the
+    # last chunk still to hand on, what broke the body, and whether the stream's end is
+    # handed on.
+    _pieces: Iterator[bytes] = iter(())
+    _error: httpx.TransportError | None = None
+    _over = False
+
+    def __init__(
+        self,
+        executor: Executor,
+        call: Call,
+        request: httpx.Request,
+        body: _Body,
+        tracker: StreamTracker,
+    ) -> None:
+        self._executor = executor
+        self._call = call
+        self._request = request
+        self._body = body
+        self._tracker = tracker
+        # The body's chunks (None: it ended). Taken now: httpx asks for the iterator twice.
+        self._chunks: Iterator[bytes] | None = body.__iter__()
+
+    def __iter__(self) -> _TrackedStream:
+        return self
+
+    def __next__(self) -> bytes:
+        for piece in self._pieces:  # what is left of the last chunk's pieces
+            return piece
         while True:
-            error: httpx.TransportError | None
-            try:
-                for chunk in self._body:  # a large event in its chunks, not joined
-                    for out in self._tracker.pieces(chunk):
-                        yield out
-                for out in self._tracker.finish_pieces():
-                    yield out
-            except httpx.TransportError as exc:
-                error = exc
-            else:
-                error = None
-            call = self._call
-            self._body.close()
-            if error is None:
-                then = call.stream_ended(self._tracker)
-            else:
-                then = call.stream_ended(self._tracker, error, *describe_error(error))
-            publish(call.owed())
-            try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
-                command, response, head, _ = self._executor.run(call, self._request, call, then)
-            except BaseException as exc:
-                call.abandoned(exc)
-                raise
-            finally:
-                publish(call.owed())
-            if type(command) is Stream:
-                assert response is not None
-                assert head is not None
-                self._body = _Body(response, head)
-                self._tracker = command.tracker
+            chunks = self._chunks
+            if chunks is None:  # the body ended and all it held is handed on
+                if self._over:
+                    raise StopIteration
+                last = self._ended()
+                if last:
+                    return last
                 continue
-            close(response)  # a whole answer, read already
-            if type(command) is Answer:  # its end: a contained failure, a spliced answer
-                if command.body:
-                    yield command.body
-                return
-            raise failure(call, self._request, command)
+            try:
+                chunk = chunks.__next__()
+            except StopIteration:
+                self._chunks = None
+                pieces = self._tracker.finish_pieces()
+            except httpx.TransportError as exc:
+                self._chunks = None
+                self._error = exc
+                continue
+            else:
+                pieces = self._tracker.pieces(chunk)  # a large event in its chunks
+            if pieces:
+                self._pieces = rest = iter(pieces)
+                return next(rest)
+
+    def _ended(self) -> bytes | None:
+        """The body ended (broken by ``_error``, if set): the call says what follows, a
+        re-issue's body read next, or the last bytes to hand on (an answer of ours: a
+        contained failure, a spliced answer); or it raises."""
+        self._over = True  # unless a re-issue's body follows
+        call = self._call
+        error = self._error
+        self._body.close()
+        if error is None:
+            then = call.stream_ended(self._tracker)
+        else:
+            then = call.stream_ended(self._tracker, error, *describe_error(error))
+        publish(call.owed())
+        try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
+            command, response, head, _ = self._executor.run(call, self._request, call, then)
+        except BaseException as exc:
+            call.abandoned(exc)
+            raise
+        finally:
+            publish(call.owed())
+        if type(command) is Stream:
+            assert response is not None
+            assert head is not None
+            self._body = body = _Body(response, head)
+            self._tracker = command.tracker
+            self._error = None
+            self._chunks = body.__iter__()
+            self._over = False
+            return None
+        close(response)  # a whole answer, read already
+        if type(command) is Answer:
+            return command.body
+        raise failure(call, self._request, command)
 
     def close(self) -> None:
         self._body.close()
