@@ -128,7 +128,7 @@ class SSEDecoder:
             if pos == len(chunk):
                 return blocks
         else:
-            if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+            if self.oversized or type(chunk) is not bytes or len(chunk) > self._max:
                 return self._feed(chunk)
             # Nothing pending, so no field of a half-read event is set either.
             data = lone_event(chunk)
