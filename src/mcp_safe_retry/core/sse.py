@@ -277,17 +277,16 @@ class SSEDecoder:
         self._event_start = self._scan = self._seek = 0
         self._reset()
 
-    def end(self) -> None:
+    def end(self) -> bool:
         """End of stream: the next ``decode`` (of ``b""``) settles a trailing CR, as
-        ``finish`` does."""
+        ``finish`` does. Returns whether an event is pending (else nothing waits for its
+        LF, so there is nothing to settle)."""
         self._eof = True
+        return bool(self._buf)
 
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
-        self._eof = True
-        if not self._buf:  # nothing pending, so no CR waiting for its LF: nothing to settle
-            return []
-        return self.feed(b"")
+        return self.feed(b"") if self.end() else []
 
     def pending(self) -> bytes:
         """The bytes of an event still being read (discarded by SSE rules at end of stream)."""

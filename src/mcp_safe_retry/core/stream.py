@@ -61,8 +61,7 @@ class StreamTracker:
 
     def finish_pieces(self) -> list[bytes]:
         """``finish`` as pieces (see ``pieces``)."""
-        self._decoder.end()
-        return self.pieces(b"")
+        return self.pieces(b"") if self._decoder.end() else []
 
     def pieces(self, chunk: bytes) -> list[bytes]:
         """``feed`` as the pieces to hand on, in order: a large event goes on in the chunks
