@@ -167,31 +167,26 @@ class _Body:
     # per SSE answer.
     _response: httpx.Response | None = None
     _closed = False
-    _iterator: AsyncIterator[bytes] | None = None  # what the reader iterates
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
         # The raw stream read, if it is (else None: the response is read through).
         self.raw = raw = _raw_stream(response, head)
+        self.chunks: AsyncIterator[bytes]  # what the reader iterates
         if raw is None:
             # The response only when it is read through: one handed on holds this body in
             # its stream, and a body holding it back would be a cycle left to the garbage
             # collector.
             self._response = response
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        if self.raw is not None:
-            self._iterator = self.raw.__aiter__()
+            self.chunks = response.aiter_bytes()
         else:
-            assert self._response is not None
-            self._iterator = self._response.aiter_bytes()
-        return self._iterator
+            self.chunks = raw.__aiter__()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if isinstance(self._iterator, AsyncGenerator):  # now, not later in a task of the loop's
-            await self._iterator.aclose()
+        if isinstance(self.chunks, AsyncGenerator):  # now, not later in a task of the loop's
+            await self.chunks.aclose()
         if self.raw is not None:
             await self.raw.aclose()  # the connection goes back to the pool
         elif self._response is not None:
@@ -227,8 +222,7 @@ class _TrackedStream(httpx.AsyncByteStream):
         self._request = request
         self._body = body
         self._tracker = tracker
-        # The body's chunks (None: it ended). Taken now: httpx asks for the iterator twice.
-        self._chunks: AsyncIterator[bytes] | None = body.__aiter__()
+        self._chunks: AsyncIterator[bytes] | None = body.chunks  # None: the body ended
 
     def __aiter__(self) -> _TrackedStream:
         return self
@@ -286,7 +280,7 @@ class _TrackedStream(httpx.AsyncByteStream):
             self._body = body = _Body(response, head)
             self._tracker = command.tracker
             self._error = None
-            self._chunks = body.__aiter__()
+            self._chunks = body.chunks
             self._over = False
             return None
         await close(response)  # a whole answer, read already

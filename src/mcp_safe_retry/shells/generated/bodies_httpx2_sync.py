@@ -166,31 +166,26 @@ class _Body:
     # per SSE answer.
     _response: httpx.Response | None = None
     _closed = False
-    _iterator: Iterator[bytes] | None = None  # what the reader iterates
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
         # The raw stream read, if it is (else None: the response is read through).
         self.raw = raw = _raw_stream(response, head)
+        self.chunks: Iterator[bytes]  # what the reader iterates
         if raw is None:
             # The response only when it is read through: one handed on holds this body in
             # its stream, and a body holding it back would be a cycle left to the garbage
             # collector.
             self._response = response
-
-    def __iter__(self) -> Iterator[bytes]:
-        if self.raw is not None:
-            self._iterator = self.raw.__iter__()
+            self.chunks = response.iter_bytes()
         else:
-            assert self._response is not None
-            self._iterator = self._response.iter_bytes()
-        return self._iterator
+            self.chunks = raw.__iter__()
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if isinstance(self._iterator, Generator):  # now, not later in a task of the loop's
-            self._iterator.close()
+        if isinstance(self.chunks, Generator):  # now, not later in a task of the loop's
+            self.chunks.close()
         if self.raw is not None:
             self.raw.close()  # the connection goes back to the pool
         elif self._response is not None:
@@ -226,8 +221,7 @@ class _TrackedStream(httpx.SyncByteStream):
         self._request = request
         self._body = body
         self._tracker = tracker
-        # The body's chunks (None: it ended). Taken now: httpx asks for the iterator twice.
-        self._chunks: Iterator[bytes] | None = body.__iter__()
+        self._chunks: Iterator[bytes] | None = body.chunks  # None: the body ended
 
     def __iter__(self) -> _TrackedStream:
         return self
@@ -285,7 +279,7 @@ class _TrackedStream(httpx.SyncByteStream):
             self._body = body = _Body(response, head)
             self._tracker = command.tracker
             self._error = None
-            self._chunks = body.__iter__()
+            self._chunks = body.chunks
             self._over = False
             return None
         close(response)  # a whole answer, read already
