@@ -93,7 +93,8 @@ class SSEDecoder:
 
         When nothing is pending, a chunk that is exactly one plain event, as most answers
         arrive, is read without being copied into the buffer, and is its own raw bytes.
-        Else the event pending from earlier chunks is read up to its end as usual, and
+        Else a chunk with no line end only lengthens the pending event; or that event is
+        read up to its end as usual, and
         the plain events that follow it (see ``Run``) are read in a few passes over the
         chunk in C, not line by line; whatever follows the first other event is read as
         usual. Events larger than the limit never get there: only a chunk within it does.
