@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from mcp_safe_retry.core import sse
 from mcp_safe_retry.core.sse import Event, SSEDecoder, encode_event
+from mcp_safe_retry.core.sse_plain import lone_event
 
 CR, LF = 13, 10
 
@@ -467,3 +468,40 @@ def test_plain_events_come_as_one_run() -> None:
         Event(b"3", "message", None, b"data: 3\n\n"),
     ]
     assert decoder.pending() == b"d"
+
+
+@pytest.mark.parametrize(
+    ("chunk", "data"),
+    [
+        pytest.param(b"data: {}\n\n", b"{}", id="lf"),
+        pytest.param(b"event: message\r\ndata: {}\r\n\r\n", b"{}", id="crlf"),
+        pytest.param(b"event: message\ndata: {}\r\n\r\n", b"{}", id="lf-head-crlf-data"),
+        pytest.param(b"event: message\r\ndata: {}\n\n", None, id="crlf-head-lf-data"),
+        pytest.param(b"data: \r\n\r\n", b"", id="empty-data"),
+        pytest.param(b"data: a\rb\n\n", None, id="cr-inside-lf"),
+        pytest.param(b"data: a\nb\r\n\r\n", None, id="lf-inside-crlf"),
+        pytest.param(b"data: a\r\n\n", None, id="mixed-tail"),
+        pytest.param(b"data: a\n\ndata: b\n\n", None, id="two-events"),
+        pytest.param(b"id: 1\ndata: a\n\n", None, id="another-field"),
+        pytest.param(b"data: a\n", None, id="unended"),
+    ],
+)
+def test_lone_event_reads_exactly_one_plain_event(chunk: bytes, data: bytes | None) -> None:
+    assert lone_event(chunk) == data
+
+
+@given(stream=streams(), tail=TAILS, kind=st.sampled_from([bytearray, memoryview]), data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_chunks_of_other_bytes_like_types_read_as_bytes(
+    stream: tuple[list[bytes], list[bytes]], tail: bytes, kind: type, data: st.DataObject
+) -> None:
+    """A transport may hand on a bytearray or a memoryview: read as the same bytes."""
+    whole = join(*stream, tail)
+    chunks = data.draw(chunked(whole))
+    decoder = SSEDecoder(1 << 20)
+    events = [event for chunk in chunks for event in decoder.feed(kind(chunk))]
+    events += decoder.finish()
+    assert [
+        (e.data, e.event, e.id, bytes(e.raw) if not isinstance(e.raw, tuple) else b"".join(e.raw))
+        for e in events
+    ] == [(e.data, e.event, e.id, e.raw) for e in reference(whole, ended=True).events]

@@ -290,10 +290,12 @@ class Call(Opened):
         self._state = CallState.ENDED
         if self.settling.done:
             return
-        if tracker.classification is not None:
-            settle, then = self.ending.stream_attempt(tracker, self.outgoing.head, None, None, "")
-            # No retry now (the caller has gone): no budget asked.
-            self.ending.after_stream(then, self.settling.decide_now(settle, ABANDONED))
+        classification = tracker.classification
+        if classification is not None:
+            settle = self.ending.stream_found(tracker, self.outgoing.head, classification)
+            # No retry now (the caller has gone): no budget asked. Nothing follows: the
+            # answer was found, so the stream ends as it came (``Ending.after_stream``).
+            self.settling.decide_now(settle, ABANDONED)
         else:
             self.abandoned(None)
 

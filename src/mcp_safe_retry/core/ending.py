@@ -156,25 +156,36 @@ class Ending:
         """How to settle the attempt whose SSE answer (``head``) ended (``error``,
         ``detail``: what broke it, if anything did), and what to keep for after."""
         classification = tracker.classification
-        if classification is None:
-            classification = verdict(
-                Outcome.STREAM_INCOMPLETE,
-                detail="stream ended before the response" if error is None else detail[:200],
-                error_kind=kind,
+        if classification is not None:
+            return self.stream_found(tracker, head, classification, kind), AfterStream(
+                tracker, error, None
             )
         # A server that numbered its events lets the client resume with Last-Event-ID;
         # re-issuing on top of that would run the request twice.
-        resume_from = None
-        if tracker.classification is None:
-            resume_from = tracker.last_event_id or self.outgoing.resume_id
+        resume_from = tracker.last_event_id or self.outgoing.resume_id
         settle = Settle(
-            classification,
+            verdict(
+                Outcome.STREAM_INCOMPLETE,
+                detail="stream ended before the response" if error is None else detail[:200],
+                error_kind=kind,
+            ),
             head,
             error_kind=kind,
-            message=tracker.message,
             resumable=resume_from is not None,
         )
         return settle, AfterStream(tracker, error, resume_from)
+
+    @staticmethod
+    def stream_found(
+        tracker: StreamTracker,
+        head: Head | None,
+        classification: Classification,
+        kind: ErrorKind | None = None,
+    ) -> Settle:
+        """How to settle the attempt whose SSE answer (``head``) held the response
+        ``tracker`` found (``classification``), however the stream ended after it (``kind``:
+        what broke it, if anything did)."""
+        return Settle(classification, head, error_kind=kind, message=tracker.message)
 
     def reissued_end(self, head: Head) -> Command:
         """How the SSE answer already handed on ends, its re-issued request answered by

@@ -93,19 +93,30 @@ class SSEDecoder:
 
         When nothing is pending, a chunk that is exactly one plain event, as most answers
         arrive, is read without being copied into the buffer, and is its own raw bytes.
-        Else the event pending from earlier chunks is read up to its end as usual, and
+        Else a chunk with no line end only lengthens the pending event; or that event is
+        read up to its end as usual, and
         the plain events that follow it (see ``Run``) are read in a few passes over the
         chunk in C, not line by line; whatever follows the first other event is read as
         usual. Events larger than the limit never get there: only a chunk within it does.
         """
         buf = self._buf
         if buf:  # an event is pending, so the decoder is not oversized
-            if type(chunk) is not bytes:
+            try:
+                lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
+            except AttributeError:  # not bytes-like (a memoryview): read as usual
                 return self._feed(chunk)
-            lf = chunk.find(b"\n")  # memchr: a chunk inside a long line costs next to nothing
             if lf < 0:  # every chunk inside a long event (an empty one too), whatever its size
-                return self._feed(chunk, True)
-            if len(chunk) > self._max:
+                if chunk.find(b"\r") < 0 and buf[-1] != CR and len(buf) + len(chunk) <= self._max:
+                    # No line end in it, and none waits (a CR ending the buffer): the chunk
+                    # only lengthens the line, as _feed would find after searching the
+                    # buffer again (see _seek), in a frame of its own.
+                    if self._chunks is not None:
+                        self._chunks.append(chunk)
+                    buf += chunk
+                    self._seek = len(buf)
+                    return []
+                return self._feed(chunk, -1)
+            if type(chunk) is not bytes or len(chunk) > self._max:
                 return self._feed(chunk)
             pos = first_end(chunk, lf, buf[-1] == CR)
             if pos < 0 or len(buf) + pos > self._max:
@@ -118,7 +129,7 @@ class SSEDecoder:
             if pos == len(chunk):
                 return blocks
         else:
-            if self.oversized or not chunk or type(chunk) is not bytes or len(chunk) > self._max:
+            if self.oversized or type(chunk) is not bytes or len(chunk) > self._max:
                 return self._feed(chunk)
             # Nothing pending, so no field of a half-read event is set either.
             data = lone_event(chunk)
@@ -134,9 +145,9 @@ class SSEDecoder:
             blocks += self._feed(chunk[pos:] if pos else chunk)
         return blocks
 
-    def _feed(self, chunk: bytes, no_lf: bool = False, /) -> list[Event | Run]:
+    def _feed(self, chunk: bytes, lf: int | None = None, /) -> list[Event | Run]:
         """``feed`` read line by line (the lines of a chunk that ``decode`` does not read
-        together); ``no_lf``: ``chunk`` is known to hold no LF."""
+        together); ``lf`` -1: ``chunk`` is known to hold no LF."""
         buf = self._buf
         if not buf:  # the chunks the buffer is made of, while it is exactly them
             if self.oversized:  # which the buffer is empty for
@@ -148,13 +159,15 @@ class SSEDecoder:
         seek = self._seek
         # No LF from _seek to the end of what the buffer held (see _lines): only the chunk
         # is searched, if it is not known to hold none.
-        lf = -1 if no_lf else buf.find(b"\n", seek)
+        if lf is None:
+            lf = buf.find(b"\n", seek)
         cr = buf.find(b"\r", seek)
+        end = len(buf)
         events: list[Event | Run] = []
-        if lf < 0 and (cr < 0 or (cr == len(buf) - 1 and not self._eof)):
+        if lf < 0 and (cr < 0 or (cr == end - 1 and not self._eof)):
             # No line ends here: the usual case for a chunk inside a long line. A CR at
             # the end of the buffer may be the first half of a CRLF, so it waits.
-            self._seek = len(buf) if cr < 0 else cr
+            self._seek = end if cr < 0 else cr
         elif self._lines(buf, events, lf, cr):
             buf = self._buf  # a new one if the last event took the old one as its data
             start = self._event_start
@@ -164,9 +177,10 @@ class SSEDecoder:
                 self._seek -= start
                 self._event_start = 0
                 self._chunks = None  # the buffer now begins inside a chunk
+            end = len(buf)
         else:
             return events  # an event past the limit ended parsing
-        if len(buf) > self._max:
+        if end > self._max:
             self.oversized = True
             events.append(Event(b"", "", None, bytes(buf)))
             buf.clear()
@@ -264,12 +278,16 @@ class SSEDecoder:
         self._event_start = self._scan = self._seek = 0
         self._reset()
 
+    def end(self) -> bool:
+        """End of stream: the next ``decode`` (of ``b""``) settles a trailing CR, as
+        ``finish`` does. Returns whether an event is pending (else nothing waits for its
+        LF, so there is nothing to settle)."""
+        self._eof = True
+        return bool(self._buf)
+
     def finish(self) -> list[Event]:
         """End of stream: settle a trailing CR; an unterminated event stays pending."""
-        self._eof = True
-        if not self._buf:  # nothing pending, so no CR waiting for its LF: nothing to settle
-            return []
-        return self.feed(b"")
+        return self.feed(b"") if self.end() else []
 
     def pending(self) -> bytes:
         """The bytes of an event still being read (discarded by SSE rules at end of stream)."""

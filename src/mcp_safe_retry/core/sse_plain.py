@@ -105,20 +105,20 @@ _LONE_HEAD = re.compile(rb"(?:event: message\r?\n)?data: ").match
 
 def lone_event(chunk: bytes) -> bytes | None:
     """The data of ``chunk`` if it is exactly one event of one ``data: `` line (perhaps
-    after ``event: message``), its data and blank lines ending both in LF or both in CRLF;
-    else None (and the decoder reads it line by line)."""
+    after ``event: message``), its data and blank lines ending both in LF (and no CR
+    anywhere) or both in CRLF; else None (and the decoder reads it line by line)."""
     head = _LONE_HEAD(chunk)
     if head is None:
         return None
-    start = head.end()
-    end = len(chunk)
-    if chunk.endswith(b"\n\n"):
-        if chunk.find(b"\n", start) == end - 2 and chunk.find(b"\r") < 0:
-            return chunk[start:-2]
-    elif (
-        chunk.endswith(b"\r\n\r\n")
-        and chunk.find(b"\r", start) == end - 4
-        and chunk.find(b"\n", start) == end - 3
-    ):
-        return chunk[start:-4]
-    return None
+    # The data is cut out first (it is what comes back) and then searched: no line end in it.
+    if chunk.endswith(b"\r\n\r\n"):  # as the official servers send
+        data = chunk[head.end() : -4]
+        if b"\n" in data or b"\r" in data:
+            return None
+    elif chunk.endswith(b"\n\n"):
+        data = chunk[head.end() : -2]
+        if b"\n" in data or b"\r" in chunk:
+            return None
+    else:
+        return None
+    return data

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from .classify import OVERSIZED, classify_event, classify_events
 from .jsonrpc import JSON, RequestId, answers_under, with_id
 from .outcomes import Classification, Outcome, verdict
@@ -55,22 +53,24 @@ class StreamTracker:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take a chunk of the stream; return the bytes to hand on now."""
-        return b"".join(self._forward(self._decoder.decode(chunk)))
+        return b"".join(self.pieces(chunk))
 
     def finish(self) -> bytes:
         """The stream ended: return what is left to hand on."""
-        return b"".join(self._forward(self._decoder.finish()))
-
-    def pieces(self, chunk: bytes) -> list[bytes]:
-        """``feed`` as the pieces to hand on, in order: a large event goes on in the chunks
-        it came in, not copied into one; small pieces next to each other go on joined."""
-        return self._forward(self._decoder.decode(chunk))
+        return b"".join(self.finish_pieces())
 
     def finish_pieces(self) -> list[bytes]:
         """``finish`` as pieces (see ``pieces``)."""
-        return self._forward(self._decoder.finish())
+        return self.pieces(b"") if self._decoder.end() else []
 
-    def _forward(self, blocks: Sequence[Event | Run]) -> list[bytes]:
+    def pieces(self, chunk: bytes) -> list[bytes]:
+        """``feed`` as the pieces to hand on, in order: a large event goes on in the chunks
+        it came in, not copied into one; small pieces next to each other go on joined.
+
+        One frame for every chunk of the stream: the decoder's blocks are followed here.
+        """
+        decoder = self._decoder
+        blocks = decoder.decode(chunk)
         if not blocks:  # nor did the decoder turn oversized: that comes with an event
             return []
         out: list[bytes] = []
@@ -78,22 +78,21 @@ class StreamTracker:
             if isinstance(block, Run):
                 self._forward_run(block, out)
                 continue
-            event = block
-            data = event.data
+            data = block.data
             if data:
                 self.events += 1
                 found = classify_event(
                     data,
-                    event.event,
+                    block.event,
                     self._wire_id,
                     self._method,
                     want_message=self._want_message,
                 )
                 if found is not None:
-                    self._found(event, found, out)
+                    self._found(block, found, out)
                     continue
-            _add(out, event.raw)
-        if self._decoder.oversized and self.classification is None:
+            _add(out, block.raw)
+        if decoder.oversized and self.classification is None:
             self.classification = verdict(Outcome.MALFORMED_JSON, detail=OVERSIZED)
         return _together(out) if len(out) > 1 else out
 

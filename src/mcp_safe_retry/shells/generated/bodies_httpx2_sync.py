@@ -139,13 +139,10 @@ class Executor:
     ) -> httpx.Response:
         """The SSE answer handed on (``Stream``), its body passed through ``tracker``; this
         executor runs the re-issue when the call asks for one."""
-        body = _Body(response, head)
-        stream = _TrackedStream(self, call, request, body, tracker)
-        # From the head read already: a lookup in response.headers would make httpx work
-        # out the headers' encoding first, a cost on every SSE answer.
-        if not body.raw or head.sized:
-            # Decoded, or of a length the events handed on may not keep (an id restored,
-            # a duplicate dropped): a response of ours, without the length.
+        stream = _TrackedStream(self, call, request, _Body(response, head), tracker)
+        # Decoded, or of a length the events handed on may not keep (an id restored, a
+        # duplicate dropped; from the head: response.headers would be decoded first): ours.
+        if stream.body.raw is None or head.sized:
             return _rebuilt(call, request, response, stream=stream)
         response.stream = stream  # the server's response, handed on with its body tracked
         response.extensions[RECORD_EXTENSION] = call.ref
@@ -159,95 +156,102 @@ def close(response: httpx.Response | None) -> None:
 
 
 class _Body:
-    """The bytes of one SSE answer as its reader would see them, and their closing.
+    """The bytes of one SSE answer as its reader would see them (the raw stream's when
+    nothing needs decoding: the response itself can then be handed on, head and all; else
+    the response's decoded bytes), and their closing, once."""
 
-    Read from the raw stream when nothing needs decoding (the response itself can then be
-    handed on, head and all); else from the response's decoded bytes. Closed once.
-    """
+    _response: httpx.Response | None = None  # the class's, unless read through the response
+    _closed = False
 
     def __init__(self, response: httpx.Response, head: Head) -> None:
-        self._raw = _raw_stream(response, head)
-        # The response only when it is read through: one handed on holds this body in its
-        # stream, and a body holding it back would be a cycle left to the garbage collector.
-        self._response = response if self._raw is None else None
-        self._closed = False
-        self._iterator: Iterator[bytes] | None = None  # what the reader iterates
-
-    @property
-    def raw(self) -> bool:
-        return self._raw is not None
-
-    def __iter__(self) -> Iterator[bytes]:
-        if self._raw is not None:
-            self._iterator = self._raw.__iter__()
+        self.raw = raw = _raw_stream(response, head)  # None: read through the response
+        if raw is None:  # held only then: one handed on holds this body (a cycle for the gc)
+            self._response = response
+            self.chunks: Iterator[bytes] = response.iter_bytes()  # what the reader reads
         else:
-            assert self._response is not None
-            self._iterator = self._response.iter_bytes()
-        return self._iterator
+            self.chunks = raw.__iter__()
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        if isinstance(self._iterator, Generator):  # now, not later in a task of the loop's
-            self._iterator.close()
-        if self._raw is not None:
-            self._raw.close()  # the connection goes back to the pool
+        if isinstance(self.chunks, Generator):  # now, not later in a task of the loop's
+            self.chunks.close()
+        if self.raw is not None:
+            self.raw.close()  # the connection goes back to the pool
         elif self._response is not None:
             self._response.close()
 
 
-@attrs.define(eq=False)
 class _TrackedStream(httpx.SyncByteStream):
     """An SSE body handed on as its tracker passes it; when it ends, the call says what
-    follows: its end, a contained failure, an error, or a re-issue spliced into it."""
+    follows: its end, a contained failure, an error, or a re-issue spliced into it. Its own
+    iterator, not an async generator (the loop's hooks track each). The class holds the
+    starting values: no pieces left to hand on, no error, the stream's end not handed on."""
 
-    _executor: Executor
-    _call: Call
-    _request: httpx.Request
-    _body: _Body
-    _tracker: StreamTracker
+    _pieces: Iterator[bytes] = iter(())
+    _error: httpx.TransportError | None = None
+    _over = False
 
-    def __iter__(self) -> Iterator[bytes]:
-        call = self._call
+    def __init__(self, executor: Executor, call: Call, request: httpx.Request, body: _Body,
+                 tracker: StreamTracker) -> None:  # fmt: skip
+        self._executor, self._call, self._request = executor, call, request
+        self.body, self._tracker = body, tracker
+        self._chunks: Iterator[bytes] | None = body.chunks  # None: the body ended
+
+    def __iter__(self) -> _TrackedStream:
+        return self
+
+    def __next__(self) -> bytes:
+        for piece in self._pieces:
+            return piece
         while True:
-            error: httpx.TransportError | None = None
-            try:
-                for chunk in self._body:  # a large event in its chunks, not joined
-                    for out in self._tracker.pieces(chunk):
-                        yield out
-                for out in self._tracker.finish_pieces():
-                    yield out
-            except httpx.TransportError as exc:
-                error = exc
-            self._body.close()
-            if error is None:
-                then = call.stream_ended(self._tracker)
-            else:
-                then = call.stream_ended(self._tracker, error, *describe_error(error))
+            chunks = self._chunks
+            while chunks is not None:
+                try:
+                    chunk = chunks.__next__()
+                except StopIteration:
+                    chunks = self._chunks = None
+                    pieces = self._tracker.finish_pieces()
+                except httpx.TransportError as exc:
+                    self._chunks, self._error = None, exc
+                    break
+                else:
+                    pieces = self._tracker.pieces(chunk)  # a large event in its chunks
+                if pieces:  # most often one
+                    if len(pieces) > 1:
+                        self._pieces = iter(pieces[1:])
+                    return pieces[0]
+            if self._over:  # else the body ended, all handed on: the call says what follows
+                raise StopIteration
+            self._over = True  # unless a re-issue's body follows
+            call, error, request = self._call, self._error, self._request
+            self.body.close()
+            broken = () if error is None else (error, *describe_error(error))
+            then = call.stream_ended(self._tracker, *broken)
             publish(call.owed())
             try:  # a re-issue (a retry, a renewal) is carried out; its end handed back
-                command, response, head, _ = self._executor.run(call, self._request, call, then)
+                command, response, head, _ = self._executor.run(call, request, call, then)
             except BaseException as exc:
                 call.abandoned(exc)
                 raise
             finally:
                 publish(call.owed())
-            if type(command) is Stream:
+            if type(command) is Stream:  # the re-issue's body is read next
                 assert response is not None
                 assert head is not None
-                self._body = _Body(response, head)
-                self._tracker = command.tracker
+                self.body = body = _Body(response, head)
+                self._tracker, self._error, self._over = command.tracker, None, False
+                self._chunks = body.chunks
                 continue
             close(response)  # a whole answer, read already
-            if type(command) is Answer:  # its end: a contained failure, a spliced answer
-                if command.body:
-                    yield command.body
-                return
-            raise failure(call, self._request, command)
+            if type(command) is not Answer:
+                raise failure(call, request, command)
+            if command.body:  # its end: a contained failure, a spliced answer
+                return command.body
 
     def close(self) -> None:
-        self._body.close()
+        self.body.close()
         self._call.stream_closed(self._tracker)
         publish(self._call.owed())
 
