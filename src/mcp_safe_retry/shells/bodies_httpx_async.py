@@ -137,7 +137,7 @@ class Executor:
     ) -> httpx.Response:
         """The SSE answer handed on (``Stream``), its body passed through ``tracker``; this
         executor runs the re-issue when the call asks for one."""
-        stream = _TrackedStream(self, call, request, _Body(response, head), tracker)
+        stream = _TrackedStream(self, call, request, _Body(response, head, tracker))
         # Decoded, or of a length the events handed on may not keep (an id restored, a
         # duplicate dropped; from the head: response.headers would be decoded first): ours.
         if stream.body.raw is None or head.sized:
@@ -157,12 +157,13 @@ async def close(response: httpx.Response | None) -> None:
 class _Body:
     """The bytes of one SSE answer as its reader would see them (the raw stream's when
     nothing needs decoding: the response itself can then be handed on, head and all; else
-    the response's decoded bytes), and their closing, once."""
+    the response's decoded bytes), the tracker they pass through, and their closing, once."""
 
     _response: httpx.Response | None = None  # the class's, unless read through the response
     _closed = False
 
-    def __init__(self, response: httpx.Response, head: Head) -> None:
+    def __init__(self, response: httpx.Response, head: Head, tracker: StreamTracker) -> None:
+        self.tracker = tracker
         self.raw = raw = _raw_stream(response, head)  # None: read through the response
         if raw is None:  # held only then: one handed on holds this body (a cycle for the gc)
             self._response = response
@@ -192,10 +193,9 @@ class _TrackedStream(httpx.AsyncByteStream):
     _error: httpx.TransportError | None = None
     _over = False
 
-    def __init__(self, executor: Executor, call: Call, request: httpx.Request, body: _Body,
-                 tracker: StreamTracker) -> None:  # fmt: skip
+    def __init__(self, executor: Executor, call: Call, request: httpx.Request, body: _Body) -> None:
         self._executor, self._call, self._request = executor, call, request
-        self.body, self._tracker = body, tracker
+        self.body, self._tracker = body, body.tracker
         self._chunks: AsyncIterator[bytes] | None = body.chunks  # None: the body ended
 
     def __aiter__(self) -> _TrackedStream:
@@ -237,10 +237,9 @@ class _TrackedStream(httpx.AsyncByteStream):
             finally:
                 publish(call.owed())
             if type(command) is Stream:  # the re-issue's body is read next
-                assert response is not None
-                assert head is not None
-                self.body = body = _Body(response, head)
-                self._tracker, self._error, self._over = command.tracker, None, False
+                assert response is not None and head is not None
+                self.body = body = _Body(response, head, command.tracker)
+                self._tracker, self._error, self._over = body.tracker, None, False
                 self._chunks = body.chunks
                 continue
             await close(response)  # a whole answer, read already
