@@ -44,7 +44,7 @@ from . import async_httpx2
 from ._timing import Batch, interleave
 from .percall import URL, _wrap, contenders, mock_inner, summarise, sync_batch
 
-__all__ = ["HandOnTransport", "MinimalTransport", "run", "run_async"]
+__all__ = ["HandOnTransport", "MinimalTransport", "SessionHandOnTransport", "run", "run_async"]
 
 DEPTHS = {
     "minimal sketch": "classify",
@@ -165,6 +165,17 @@ class HandOnTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class SessionHandOnTransport(HandOnTransport):
+    """``HandOnTransport`` under a whole MCP session: what is not a POST (the GET stream, the
+    DELETE that ends a session) has no JSON-RPC body and is passed through, as any wrapper
+    must; a POST is handled as in process."""
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method != "POST":
+            return await self._inner.handle_async_request(request)
+        return await super().handle_async_request(request)
 
 
 class _PassThrough(httpx2.AsyncByteStream):

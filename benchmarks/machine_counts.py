@@ -18,8 +18,9 @@ instructions.
   in-process floor read in instructions: added by mcp-safe-retry / added by the sketch; and
   the sync one (``httpx.Client``, ``floor.py``'s sketch with successes recognised).
 - **The official mcp 2.x client** (``official.py``'s server in another process, not counted):
-  bare and wrapped ``call_tool``, both eras, 1 KiB; the ratio is the client process's
-  instructions per call, wrapped / bare.
+  bare ``call_tool``, wrapped by mcp-safe-retry, and wrapped by the hand-on sketch
+  (``floor.SessionHandOnTransport``), both eras, 1 KiB; the ratio is the client process's
+  instructions per call to the bare client's.
 
 Needs ``valgrind`` (``callgrind_control`` comes with it); without it, says so and exits 2.
 """
@@ -42,7 +43,7 @@ __all__ = ["main"]
 IN_PROCESS = ("httpx2", "hand-on sketch", "mcp-safe-retry")
 IN_CASES = ("json-1k", "sse-1k")
 SYNC = ("httpx", "sketch, successes recognised", "mcp-safe-retry")  # floor.py's sync contenders
-OFFICIAL = ("mcp client", "mcp-safe-retry")
+OFFICIAL = ("mcp client", "hand-on sketch", "mcp-safe-retry")
 EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "Bcm", "Bim")  # what --cache adds beside Ir
 
 
@@ -88,15 +89,17 @@ def _official_child(who: str, mode: str, calls: int, url: str) -> None:
 
     from mcp_safe_retry.httpx2 import mcp_client
 
+    from .floor import SessionHandOnTransport
     from .official import MAX_EVENT, SDK_TIMEOUT
 
     async def run() -> None:
-        inner = httpx2.AsyncHTTPTransport()
-        http = (
-            mcp_client(transport=inner)
-            if who == "mcp-safe-retry"
-            else httpx2.AsyncClient(transport=inner, timeout=SDK_TIMEOUT, follow_redirects=True)
-        )
+        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
+        if who == "mcp-safe-retry":
+            http = mcp_client(transport=inner)
+        else:
+            if who == "hand-on sketch":
+                inner = SessionHandOnTransport(inner)
+            http = httpx2.AsyncClient(transport=inner, timeout=SDK_TIMEOUT, follow_redirects=True)
         async with http:
             transport = streamable_http_client(url, http_client=http, max_sse_event_size=MAX_EVENT)
             async with Client(transport, mode=mode) as client:

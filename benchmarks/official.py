@@ -5,11 +5,12 @@
 Each contender is a ``mcp.client.Client`` over ``streamable_http_client`` with its own
 ``httpx2.AsyncClient``: bare (the SDK's timeouts, a plain ``AsyncHTTPTransport``), or
 ``mcp_safe_retry.httpx2.mcp_client()`` around the same transport (and the baseline's, if one
-was loaded). Per ``call_tool``: the wall time and the client process's CPU time
-(``time.process_time()`` around each call, summed over a round and divided by its calls;
-the server's CPU is in its own process and not counted), in strict alternation call by call
-(bare, wrapped, wrapped, bare, ...), medians of the per-round ratios to bare and their
-spread.
+was loaded), or the hand-on floor sketch around it (``floor.SessionHandOnTransport``: what
+any classifying wrapper must do, so the floors can be read against it in the same run).
+Per ``call_tool``: the wall time and the client process's CPU time (``time.process_time()``
+around each call, summed over a round and divided by its calls; the server's CPU is in its
+own process and not counted), in strict alternation call by call (the order reversed every
+other call), medians of the per-round ratios to bare and their spread.
 
 Both protocol eras are measured against the same server: ``2026-07-28`` (the client's
 ``auto`` mode: ``server/discover``, JSON answers) and ``2025-11-25`` (``mode="legacy"``:
@@ -36,6 +37,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_safe_retry.httpx2 import mcp_client
 
 from ._timing import Alternating, alternate, clock, cpu_clock
+from .floor import SessionHandOnTransport
 from .percall import BASELINE, baseline_module, server_process, summarise
 
 __all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
@@ -44,6 +46,7 @@ T = TypeVar("T")
 
 BARE = "mcp client"
 OURS = "mcp-safe-retry"
+SKETCH = "hand-on sketch"  # floor.py's least classifying wrapper, under the whole session
 ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # era -> the Client's mode
 SIZES = {"1k": 1024, "64k": 65536, "1m": 1 << 20}
 SDK_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # what the SDK's own default client uses
@@ -58,6 +61,11 @@ def _http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
             transport=httpx2.AsyncHTTPTransport(), timeout=SDK_TIMEOUT, follow_redirects=True
         ),
         OURS: lambda: mcp_client(transport=httpx2.AsyncHTTPTransport()),
+        SKETCH: lambda: httpx2.AsyncClient(
+            transport=SessionHandOnTransport(httpx2.AsyncHTTPTransport()),
+            timeout=SDK_TIMEOUT,
+            follow_redirects=True,
+        ),
     }
     if BASELINE:
         module = baseline_module("httpx2")

@@ -265,7 +265,8 @@ def _issue_floors(results: dict[str, Any]) -> list[str]:
         found = [(era, c) for era, c in got if c is not None]
         if found:
             text = ", ".join(
-                f"{era} x{c['ratio']:.3f} ({c['added_us']:+.0f} µs)" for era, c in found
+                f"{era} x{c['ratio']:.3f} ({c['added_us']:+.0f} µs{_sketch(official, size, era)})"
+                for era, c in found
             )
             row(
                 f"official client, client CPU per call, {label}, both eras: <= x{limit}",
@@ -314,6 +315,12 @@ def _issue_floors(results: dict[str, Any]) -> list[str]:
             low >= 100,
         )
     return lines
+
+
+def _sketch(official: list[dict[str, Any]], size: str, era: str) -> str:
+    """The hand-on floor sketch's client-CPU ratio in the same row, when it was measured."""
+    cell = _cell(official, f"text-{size}", "cpu", name="hand-on sketch", era=era)
+    return "" if cell is None else f"; the hand-on sketch x{cell['ratio']:.3f}"
 
 
 def _cell(

@@ -27,3 +27,13 @@ def test_each_in_process_child_makes_its_calls(who: str) -> None:
 @pytest.mark.parametrize("who", machine_counts.SYNC)
 def test_each_sync_child_makes_its_calls(who: str) -> None:
     assert machine_counts.main(["--child", "sync", who, "3"]) == 0
+
+
+def test_the_official_children_run_a_session_each() -> None:
+    # One server for the three: each child opens its own session and makes its calls.
+    from benchmarks.official import official_server
+
+    with official_server() as url:
+        for who in machine_counts.OFFICIAL:
+            for mode in ("auto", "legacy"):
+                assert machine_counts.main(["--child", "official", who, mode, "2", url]) == 0
