@@ -259,12 +259,25 @@ def on_a_session(lib: tuple[Any, Any]) -> tuple[Any, Lagged, Any, Any]:
     return library, inner, transport, library.AsyncClient(transport=transport, headers=headers)
 
 
+async def hedge_out(inner: Lagged) -> None:
+    """Until the hedge is out (its POST reached the inner transport), at most 5 s: a fixed
+    sleep is not enough on a loaded machine."""
+    with anyio.fail_after(5):
+        while len(inner.calls) < 2:
+            await anyio.sleep(0.01)
+
+
 @pytest.mark.parametrize("lib", LIBRARIES)
 async def test_cancelling_the_caller_cancels_every_copy(lib: tuple[Any, Any]) -> None:
     _, inner, transport, client = on_a_session(lib)
-    async with client:
-        with anyio.move_on_after(0.2):
-            await client.post(URL, json=tool_call("lookup", 7))
+
+    async def read() -> None:
+        await client.post(URL, json=tool_call("lookup", 7))
+
+    async with client, anyio.create_task_group() as tasks:
+        tasks.start_soon(read)
+        await hedge_out(inner)
+        tasks.cancel_scope.cancel()
     assert len(inner.calls) == 2 and inner.open == 0
     record = transport.history.last()
     assert record is not None
@@ -400,7 +413,7 @@ async def test_the_callers_cancellation_reaches_every_copy(lib: tuple[Any, Any])
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(read)
-            await anyio.sleep(0.2)  # the hedge is out
+            await hedge_out(inner)
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
             await client.post(URL, json={**cancel, "params": {"requestId": 7}})
     assert len(inner.calls) == 2 and inner.open == 0
