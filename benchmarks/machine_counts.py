@@ -1,11 +1,13 @@
 """Machine instructions per call, counted by callgrind: what the floors look like without noise.
 
     PYTHONPATH=src python -m benchmarks.machine_counts [--calls N] [--official-calls N]
-        [--cache] [--no-official]
+        [--warm N] [--cache] [--no-official]
 
 Time on a shared 2-core machine moves by tens of percent from run to run; machine instructions
 do not. Each contender runs in a child process under ``valgrind --tool=callgrind`` with
-collection off; the child warms up, switches collection on (``callgrind_control -i on``), makes
+collection off; the child warms up (1,100 calls unless ``--warm`` says otherwise: past the
+history's bound, so that the garbage collector's periodic work is the steady state's, not a
+growing heap's), switches collection on (``callgrind_control -i on``), makes
 its calls, switches it off, and the count is divided by the calls. Everything the process runs
 between the switches is counted, in Python and in C (msgspec, orjson, pydantic-core, the
 interpreter, the socket calls' user-space part), so this is the one measure here that sees C.
@@ -57,6 +59,13 @@ def _collecting(on: bool) -> None:
         )
 
 
+def _warm() -> int:
+    """The calls a child makes before it counts (``--warm``, by default past the history's
+    1,000 records: every counted call then evicts one, as in a long-lived client, and the
+    garbage collector has met the full history)."""
+    return int(os.environ.get("MACHINE_COUNTS_WARM", "1100"))
+
+
 def _in_process_child(who: str, case: str, calls: int) -> None:
     from .async_httpx2 import CASES, batches, contenders
     from .floor import HandOnTransport
@@ -65,7 +74,7 @@ def _in_process_child(who: str, case: str, calls: int) -> None:
     wrappers["hand-on sketch"] = lambda inner: HandOnTransport(inner, rebuild=False)
     loop = asyncio.new_event_loop()
     batch = batches(CASES[case], loop, {who: wrappers[who]})[who]
-    batch(200)  # warm: imports, caches, the transport's per-method memory
+    batch(_warm())
     _collecting(True)
     batch(calls)
     _collecting(False)
@@ -76,7 +85,7 @@ def _sync_child(who: str, calls: int) -> None:
     from .floor import _batches
 
     batch = _batches("json-1k")[who]
-    batch(200)
+    batch(_warm())
     _collecting(True)
     batch(calls)
     _collecting(False)
@@ -103,7 +112,7 @@ def _official_child(who: str, mode: str, calls: int, url: str) -> None:
         async with http:
             transport = streamable_http_client(url, http_client=http, max_sse_event_size=MAX_EVENT)
             async with Client(transport, mode=mode) as client:
-                for _ in range(50):
+                for _ in range(_warm()):
                     await client.call_tool("text", {"size": 1024})
                 _collecting(True)
                 for _ in range(calls):
@@ -171,38 +180,41 @@ def _header(first: str, cache: bool) -> list[str]:
     return ["| " + " | ".join(cells) + " |", "|" + " --- |" * len(cells)]
 
 
+def _table(
+    say: Callable[[str], None],
+    title: str,
+    counts: dict[str, dict[str, float]],
+    cache: bool,
+    sketch: str | None = None,
+) -> None:
+    """One table: the first contender is the bare one; with ``sketch``, the ratio of what
+    mcp-safe-retry adds to what that sketch adds."""
+    names = list(counts)
+    bare = counts[names[0]]
+    say(f"\n{title}\n")
+    for line in _header("contender", cache):
+        say(line)
+    for who in names:
+        say(_row(who, counts[who], bare, cache))
+    if sketch is not None:
+        ours = counts["mcp-safe-retry"]["Ir"] - bare["Ir"]
+        theirs = counts[sketch]["Ir"] - bare["Ir"]
+        say(f"\nadded by mcp-safe-retry / added by the {sketch}: {ours / theirs:.2f}x")
+
+
 def _in_process(calls: int, cache: bool, say: Callable[[str], None]) -> None:
     say("## In process (httpx2.AsyncClient, prebuilt 1 KiB answers), machine instructions")
     for case in IN_CASES:
-        counts = {
+        runs = {
             who: _count(["in", who, case, str(calls)], calls, cache=cache) for who in IN_PROCESS
         }
-        bare = counts["httpx2"]
-        say(f"\n{case} ({calls} calls each)\n")
-        for line in _header("contender", cache):
-            say(line)
-        for who in IN_PROCESS:
-            say(_row(who, counts[who], bare, cache))
-        ours = counts["mcp-safe-retry"]["Ir"] - bare["Ir"]
-        sketch = counts["hand-on sketch"]["Ir"] - bare["Ir"]
-        say(f"\nadded by mcp-safe-retry / added by the hand-on sketch: {ours / sketch:.2f}x")
+        _table(say, f"{case} ({calls} calls each)", runs, cache, "hand-on sketch")
 
 
 def _sync(calls: int, cache: bool, say: Callable[[str], None]) -> None:
     say("\n## In process, sync (httpx.Client, prebuilt 1 KiB JSON answer), machine instructions")
-    counts = {who: _count(["sync", who, str(calls)], calls, cache=cache) for who in SYNC}
-    bare = counts["httpx"]
-    say(f"\njson-1k ({calls} calls each)\n")
-    for line in _header("contender", cache):
-        say(line)
-    for who in SYNC:
-        say(_row(who, counts[who], bare, cache))
-    ours = counts["mcp-safe-retry"]["Ir"] - bare["Ir"]
-    sketch = counts["sketch, successes recognised"]["Ir"] - bare["Ir"]
-    say(
-        "\nadded by mcp-safe-retry / added by the sketch, successes recognised: "
-        f"{ours / sketch:.2f}x"
-    )
+    runs = {who: _count(["sync", who, str(calls)], calls, cache=cache) for who in SYNC}
+    _table(say, f"json-1k ({calls} calls each)", runs, cache, "sketch, successes recognised")
 
 
 def _official(calls: int, cache: bool, say: Callable[[str], None]) -> None:
@@ -211,16 +223,11 @@ def _official(calls: int, cache: bool, say: Callable[[str], None]) -> None:
     say("\n## The official mcp 2.x client, 1 KiB, the client process's machine instructions")
     with official_server() as url:
         for era, mode in ERAS.items():
-            counts = {
+            runs = {
                 who: _count(["official", who, mode, str(calls), url], calls, cache=cache)
                 for who in OFFICIAL
             }
-            bare = counts["mcp client"]
-            say(f"\n{era} ({calls} call_tool each)\n")
-            for line in _header("contender", cache):
-                say(line)
-            for who in OFFICIAL:
-                say(_row(who, counts[who], bare, cache))
+            _table(say, f"{era} ({calls} call_tool each)", runs, cache)
 
 
 def main(argv: list[str]) -> int:
@@ -237,6 +244,8 @@ def main(argv: list[str]) -> int:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("machine_counts needs valgrind (callgrind_control comes with it)", file=sys.stderr)
         return 2
+    if "--warm" in argv:
+        os.environ["MACHINE_COUNTS_WARM"] = argv[argv.index("--warm") + 1]
     calls = int(argv[argv.index("--calls") + 1]) if "--calls" in argv else 1000
     official = int(argv[argv.index("--official-calls") + 1]) if "--official-calls" in argv else 300
     cache = "--cache" in argv

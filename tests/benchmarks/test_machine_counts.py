@@ -17,6 +17,11 @@ def test_a_file_without_totals_is_an_error() -> None:
         machine_counts._per_call("events: Ir\nsummary: 0\n", 10)
 
 
+@pytest.fixture(autouse=True)
+def few_warm_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MACHINE_COUNTS_WARM", "3")
+
+
 @pytest.mark.parametrize("who", machine_counts.IN_PROCESS)
 def test_each_in_process_child_makes_its_calls(who: str) -> None:
     # Outside valgrind the collection switch does nothing: the child's calls run as they
@@ -37,3 +42,11 @@ def test_the_official_children_run_a_session_each() -> None:
         for who in machine_counts.OFFICIAL:
             for mode in ("auto", "legacy"):
                 assert machine_counts.main(["--child", "official", who, mode, "2", url]) == 0
+
+
+def test_a_table_says_what_we_add_against_what_the_sketch_adds() -> None:
+    said: list[str] = []
+    counts = {"bare": {"Ir": 1000.0}, "sketch": {"Ir": 1100.0}, "mcp-safe-retry": {"Ir": 1350.0}}
+    machine_counts._table(said.append, "case", counts, False, "sketch")
+    assert "| mcp-safe-retry | 1.4 k | x1.350 | +0.3 k |" in said
+    assert said[-1] == "\nadded by mcp-safe-retry / added by the sketch: 3.50x"
