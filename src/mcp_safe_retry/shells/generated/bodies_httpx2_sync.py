@@ -238,7 +238,8 @@ class _TrackedStream(httpx.SyncByteStream):
             finally:
                 publish(call.owed())
             if type(command) is Stream:  # the re-issue's body is read next
-                assert response is not None and head is not None
+                assert response is not None
+                assert head is not None
                 self.body = body = _Body(response, head, command.tracker)
                 self._tracker, self._error, self._over = body.tracker, None, False
                 self._chunks = body.chunks
@@ -276,8 +277,7 @@ def read_whole(response: httpx.Response, head: Head, cap: int) -> tuple[bytes, b
     """
     read = response.is_stream_consumed  # read already (a mock's answer): handed on as it is
     raw = _raw_stream(response, head)
-    chunks = []
-    size = 0
+    chunks, size = [], 0
     try:
         for chunk in response.iter_bytes() if raw is None else raw:
             size += len(chunk)
@@ -330,11 +330,10 @@ def answered(
 def made(call: Call, request: httpx.Request, answer: Answer) -> httpx.Response:
     """An answer made here, not the server's response (a contained failure, or an answer
     the call kept)."""
-    status, content_type = answer.status, answer.content_type
-    assert status is not None  # else the server's response is the answer: ``answered``
+    assert answer.status is not None  # else the server's response is the answer: ``answered``
     return httpx.Response(
-        status,
-        headers={} if content_type is None else {"content-type": content_type},
+        answer.status,
+        headers={} if answer.content_type is None else {"content-type": answer.content_type},
         content=answer.body,
         request=request,
         extensions={RECORD_EXTENSION: call.ref},

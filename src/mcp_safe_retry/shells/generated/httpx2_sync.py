@@ -202,7 +202,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         if command is HAND_ON:  # the server's answer as read: most calls end so
             return answered(call, request, response, body)
         if type(command) is Stream:
-            assert response is not None and head is not None
+            assert response is not None
+            assert head is not None
             return self._executor.streaming(call, request, response, head, command.tracker)
         if type(command) is Answer and command.status is None:  # the server's, body replaced
             return answered(call, request, response, body if command.body is None else command.body)
