@@ -67,7 +67,8 @@ def test_the_consent_is_read_when_the_guard_finds_a_repeat() -> None:
     with allow_duplicate():
         again = _begin(e, URL, request_id=8)
     assert again.start() == Send(None)
-    assert again.books.duplicate is not None
+    assert again.duplicate is not None
+    assert again.books.fixed.duplicate is again.duplicate  # as its record will say
 
 
 def test_the_resend_detector_sees_every_request() -> None:

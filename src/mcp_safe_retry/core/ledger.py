@@ -21,7 +21,6 @@ from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, 
 
 if TYPE_CHECKING:
     from .context import CallContext
-    from .duplicate import Duplicate
     from .events import Head
     from .servers import ServerKey
 
@@ -133,11 +132,6 @@ class Books(RecordRef):
         self.session = session  # the session of the call's record (the first one seen)
         self._guarded = guarded
         self.attempts: list[Seen] = []
-
-    @property
-    def duplicate(self) -> Duplicate | None:
-        """The earlier call this one repeats while that may have run (core/guard.py)."""
-        return self.fixed.duplicate
 
     @property
     def start(self) -> float:
