@@ -195,7 +195,7 @@ class _TrackedStream(httpx.AsyncByteStream):
 
     def __init__(self, executor: Executor, call: Call, request: httpx.Request, body: _Body) -> None:
         self._executor, self._call, self._request = executor, call, request
-        self.body, self._tracker = body, body.tracker
+        self.body, self._tracker = body, body.tracker  # the body's, at hand for each chunk
         self._chunks: AsyncIterator[bytes] | None = body.chunks  # None: the body ended
 
     def __aiter__(self) -> _TrackedStream:

@@ -196,7 +196,7 @@ class _TrackedStream(httpx.SyncByteStream):
 
     def __init__(self, executor: Executor, call: Call, request: httpx.Request, body: _Body) -> None:
         self._executor, self._call, self._request = executor, call, request
-        self.body, self._tracker = body, body.tracker
+        self.body, self._tracker = body, body.tracker  # the body's, at hand for each chunk
         self._chunks: Iterator[bytes] | None = body.chunks  # None: the body ended
 
     def __iter__(self) -> _TrackedStream:
