@@ -92,24 +92,13 @@ def _sync_child(who: str, calls: int) -> None:
 
 
 def _official_child(who: str, mode: str, calls: int, url: str) -> None:
-    import httpx2
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from mcp_safe_retry.httpx2 import mcp_client
-
-    from .floor import SessionHandOnTransport
-    from .official import MAX_EVENT, SDK_TIMEOUT
+    from .official import MAX_EVENT, http_clients
 
     async def run() -> None:
-        inner: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport()
-        if who == "mcp-safe-retry":
-            http = mcp_client(transport=inner)
-        else:
-            if who == "hand-on sketch":
-                inner = SessionHandOnTransport(inner)
-            http = httpx2.AsyncClient(transport=inner, timeout=SDK_TIMEOUT, follow_redirects=True)
-        async with http:
+        async with http_clients()[who]() as http:  # built as the official benchmark's
             transport = streamable_http_client(url, http_client=http, max_sse_event_size=MAX_EVENT)
             async with Client(transport, mode=mode) as client:
                 for _ in range(_warm()):

@@ -40,7 +40,7 @@ from ._timing import Alternating, alternate, clock, cpu_clock
 from .floor import SessionHandOnTransport
 from .percall import BASELINE, baseline_module, server_process, summarise
 
-__all__ = ["BARE", "ERAS", "SIZES", "official_server", "run"]
+__all__ = ["BARE", "ERAS", "SIZES", "http_clients", "official_server", "run"]
 
 T = TypeVar("T")
 
@@ -55,7 +55,9 @@ SDK_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # what the SDK's own default cli
 MAX_EVENT = 8 << 20
 
 
-def _http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
+def http_clients() -> dict[str, Callable[[], httpx2.AsyncClient]]:
+    """Contender -> a new ``httpx2.AsyncClient`` for its ``Client`` (also what
+    ``machine_counts`` builds each official child with)."""
     clients: dict[str, Callable[[], httpx2.AsyncClient]] = {
         BARE: lambda: httpx2.AsyncClient(
             transport=httpx2.AsyncHTTPTransport(), timeout=SDK_TIMEOUT, follow_redirects=True
@@ -125,7 +127,7 @@ class Sessions:
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
-        makers = _http_clients()
+        makers = http_clients()
         opened: dict[str, Client] = {}
         tasks = [
             asyncio.create_task(self._hold(name, make, opened)) for name, make in makers.items()
