@@ -17,11 +17,15 @@ import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from tests.docs_support import README, ROOT
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 pytestmark = pytest.mark.e2e
 SITE_URL = "https://mcp-safe-retry.github.io/mcp-safe-retry/"
@@ -184,7 +188,7 @@ def served(site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -204,54 +208,54 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         chrome.quit()
 
 
-def _screenshot(chrome: object, name: str, tmp_path: Path) -> None:
+def _screenshot(chrome: WebDriver, name: str, tmp_path: Path) -> None:
     """Keep what the browser showed (in MCP_SAFE_RETRY_SCREENSHOTS, when set)."""
     folder = Path(os.environ.get("MCP_SAFE_RETRY_SCREENSHOTS", tmp_path))
     folder.mkdir(parents=True, exist_ok=True)
-    assert chrome.save_screenshot(str(folder / f"{name}.png"))  # type: ignore[attr-defined]
+    assert chrome.save_screenshot(str(folder / f"{name}.png"))
 
 
 def test_the_home_page_renders_with_navigation_and_search(
-    browser: object, served: str, tmp_path: Path
+    browser: WebDriver, served: str, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     chrome = browser
-    chrome.get(served)  # type: ignore[attr-defined]
-    assert "mcp-safe-retry" in chrome.title  # type: ignore[attr-defined]
-    nav = chrome.find_element(By.CSS_SELECTOR, "nav.md-nav--primary")  # type: ignore[attr-defined]
+    chrome.get(served)
+    assert "mcp-safe-retry" in chrome.title
+    nav = chrome.find_element(By.CSS_SELECTOR, "nav.md-nav--primary")
     titles = {
         a.text.strip() for a in nav.find_elements(By.CSS_SELECTOR, "a.md-nav__link") if a.text
     }
     assert {"Getting started", "The duplicate guard", "Changelog"} <= titles
-    heading = chrome.find_element(By.CSS_SELECTOR, "article h1")  # type: ignore[attr-defined]
+    heading = chrome.find_element(By.CSS_SELECTOR, "article h1")
     assert heading.is_displayed() and heading.text.startswith("mcp-safe-retry")
-    search = chrome.find_element(By.CSS_SELECTOR, "input.md-search__input")  # type: ignore[attr-defined]
+    search = chrome.find_element(By.CSS_SELECTOR, "input.md-search__input")
     search.click()
     WebDriverWait(chrome, 20).until(ec.element_to_be_clickable(search)).send_keys("duplicate guard")
     WebDriverWait(chrome, 30).until(
         lambda c: c.find_elements(By.CSS_SELECTOR, ".md-search-result__item")
     )
-    results = chrome.find_elements(By.CSS_SELECTOR, ".md-search-result__item")  # type: ignore[attr-defined]
+    results = chrome.find_elements(By.CSS_SELECTOR, ".md-search-result__item")
     assert any("duplicate" in r.text.lower() for r in results)
     _screenshot(chrome, "home-search", tmp_path)
 
 
-def test_the_api_reference_renders(browser: object, served: str, tmp_path: Path) -> None:
+def test_the_api_reference_renders(browser: WebDriver, served: str, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
     chrome = browser
-    chrome.get(f"{served}reference/mcp_safe_retry/")  # type: ignore[attr-defined]
-    nav = chrome.find_element(By.CSS_SELECTOR, "nav.md-nav--primary")  # type: ignore[attr-defined]
+    chrome.get(f"{served}reference/mcp_safe_retry/")
+    nav = chrome.find_element(By.CSS_SELECTOR, "nav.md-nav--primary")
     assert nav.is_displayed() and "API reference" in nav.text
-    assert chrome.find_element(By.CSS_SELECTOR, "input.md-search__input")  # type: ignore[attr-defined]
+    assert chrome.find_element(By.CSS_SELECTOR, "input.md-search__input")
     for name in REFERENCE_NAMES:
-        heading = chrome.find_element(By.ID, f"mcp_safe_retry.{name}")  # type: ignore[attr-defined]
-        chrome.execute_script("arguments[0].scrollIntoView();", heading)  # type: ignore[attr-defined]
+        heading = chrome.find_element(By.ID, f"mcp_safe_retry.{name}")
+        chrome.execute_script("arguments[0].scrollIntoView();", heading)
         assert heading.is_displayed() and name in heading.text
-    signature = chrome.find_element(  # type: ignore[attr-defined]
+    signature = chrome.find_element(
         By.XPATH, "//*[@id='mcp_safe_retry.RetryPolicy']/following::pre[1]"
     )
     assert "max_retries" in signature.text  # the attrs fields, as the constructor's signature
