@@ -26,9 +26,11 @@ from tests.docs_support import (
     readme_block,
 )
 from tests.kitchen_process import first_line
+from tests.redis_support import RedisServer
 
 pytestmark = pytest.mark.e2e
 RUNNABLE = [b for b in python_blocks() if not b.fragment and not b.mcp1]
+WITH_REDIS = [b for b in RUNNABLE if REDIS_URL in b.code]
 BLOCK_TIMEOUT = 120.0
 
 
@@ -59,17 +61,26 @@ def _run(block: Block, code: str, cwd: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-@pytest.mark.parametrize("block", [pytest.param(b, id=b.name) for b in RUNNABLE])
-def test_block_runs_as_written(
-    block: Block, kitchen_url: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    code = block.code.replace(KITCHEN_URL, kitchen_url)
-    if REDIS_URL in code:
-        code = code.replace(REDIS_URL, request.getfixturevalue("redis_server").url)
-    done = _run(block, code, tmp_path)
+def _check(block: Block, code: str, cwd: Path) -> None:
+    done = _run(block, code, cwd)
     assert done.returncode == 0, f"{block.name} failed:\n{done.stdout}\n{done.stderr}"
     if block.followed_by is not None:
         assert done.stdout == block.followed_by, f"{block.name} printed:\n{done.stdout}"
+
+
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, id=b.name) for b in RUNNABLE if b not in WITH_REDIS]
+)
+def test_block_runs_as_written(block: Block, kitchen_url: str, tmp_path: Path) -> None:
+    _check(block, block.code.replace(KITCHEN_URL, kitchen_url), tmp_path)
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.name) for b in WITH_REDIS])
+def test_block_with_redis_runs_as_written(
+    block: Block, kitchen_url: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    code = block.code.replace(KITCHEN_URL, kitchen_url).replace(REDIS_URL, redis_server.url)
+    _check(block, code, tmp_path)
 
 
 def test_every_block_is_run_or_marked_a_fragment() -> None:

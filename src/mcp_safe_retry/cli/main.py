@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .. import __version__
+
 __all__ = ["main"]
 
 _NEEDS_MCP = (
@@ -21,6 +23,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mcp-safe-retry",
         description="MCP tool calls over HTTP that fail honestly and recover safely.",
     )
+    parser.add_argument("--version", action="version", version=f"mcp-safe-retry {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser(
