@@ -5,8 +5,8 @@
 ``ALLOW_DUPLICATE_EXTENSION`` (``True``) lets it through the duplicate guard (or use
 ``allow_duplicate()``), ``CALLER_EXTENSION`` (a string: a digest, never a credential) names
 whom a transport that sends for many callers sends it for, so the duplicate guard keeps
-their calls apart (the gateway sets it); ``RECORD_EXTENSION`` holds a response's record (read it with
-``get_record``).
+their calls apart (the gateway sets it); ``RECORD_EXTENSION`` holds a response's record
+(read it with ``get_record``).
 """
 
 from .core.extensions import (

@@ -311,7 +311,11 @@ class Gateway:
             await send(
                 {"type": "http.response.start", "status": response.status_code, "headers": headers}
             )
-            chunks = response.aiter_raw()
+            # A JSON answer the transport read whole (to classify it) is handed on read; no
+            # Content-Encoding then, so its content is the bytes as they came.
+            chunks = (
+                _once(response.content) if response.is_stream_consumed else response.aiter_raw()
+            )
             content_type = response.headers.get("content-type", "")
             if request.method == "GET" and content_type.startswith("text/event-stream"):
                 chunks = self._endpoint_pointed_back(chunks, str(request.url))
@@ -421,6 +425,10 @@ def _event_end(data: bytes) -> int | None:
     """Where the first SSE event of ``data`` ends (after its blank line), if it does."""
     ends = [i + len(sep) for sep in (b"\r\n\r\n", b"\n\n", b"\r\r") if (i := data.find(sep)) >= 0]
     return min(ends) if ends else None
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
