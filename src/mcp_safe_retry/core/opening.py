@@ -99,7 +99,7 @@ class Opened:
                 is_resend = context.detector.is_resend(facts.identity, now)
                 origin = _APPLICATION if is_resend else _NONE
             if watched:  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-                keys = context.server_key
+                keys: Callable[[str], str] = context.server_key
                 caller = extensions.get(CALLER_EXTENSION)
                 if type(caller) is str:  # one transport sending for many (the gateway)
                     keys = for_caller(keys, caller)
