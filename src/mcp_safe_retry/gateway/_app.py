@@ -57,6 +57,7 @@ _METHODS = frozenset({"POST", "GET", "DELETE"})
 _PATHS_KEPT = 64  # paths the upstream named (legacy endpoints, redirects), at most
 _FIRST_EVENT_BYTES = 64 * 1024  # how much of a GET stream is read for its endpoint event
 _PING = b'{"jsonrpc":"2.0","id":"mcp-safe-retry-healthz","method":"ping"}'
+_TOKEN_KEY = TOKEN_HEADER.lower()  # headers are looked up by lower-case name
 _ACCEPT = "application/json, text/event-stream"
 _SOURCE = "mcp-safe-retry gateway"
 
@@ -193,7 +194,7 @@ class Gateway:
         except _Refused as refusal:
             await _send_error(sending, refusal.status, str(refusal))
         finally:
-            caller = caller_digest(headers.get(TOKEN_HEADER), headers.get("authorization"))
+            caller = caller_digest(headers.get(_TOKEN_KEY), headers.get("authorization"))
             logger.info(
                 "%s %s %s %.1f ms%s",
                 scope["method"],
@@ -217,7 +218,7 @@ class Gateway:
         if origin is not None and not self._allows_origin(origin):
             raise _Refused(403, f"requests from the origin {origin!r} are refused")
         needs_token = self._tokens and path != HEALTH_PATH
-        if needs_token and not token_matches(headers.get(TOKEN_HEADER), self._tokens):
+        if needs_token and not token_matches(headers.get(_TOKEN_KEY), self._tokens):
             raise _Refused(401, f"this gateway needs its client token ({TOKEN_HEADER})")
 
     def _allows_origin(self, origin: str) -> bool:
@@ -284,7 +285,7 @@ class Gateway:
         timeouts = self._timeouts
         if scope["method"] == "GET":  # an event stream may stay quiet for long
             timeouts = {**timeouts, "read": None}  # type: ignore[dict-item]
-        caller = caller_digest(headers.get(TOKEN_HEADER), headers.get("authorization"))
+        caller = caller_digest(headers.get(_TOKEN_KEY), headers.get("authorization"))
         extensions: dict[str, Any] = {"timeout": timeouts}
         if caller is not None:
             extensions[CALLER_EXTENSION] = caller

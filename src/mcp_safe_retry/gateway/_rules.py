@@ -42,12 +42,12 @@ HOP_BY_HOP = frozenset(
 """Headers of one connection, never forwarded (RFC 9110 7.6.1), with those a ``Connection``
 header names."""
 
-TOKEN_HEADER = "x-mcp-gateway-token"
+TOKEN_HEADER = "X-MCP-Gateway-Token"
 """The header a client proves itself to the gateway with (``--client-token``). Not
 ``Authorization``: that one belongs to the upstream and is passed on."""
 
 # Set by the HTTP library from the request it sends, or the gateway's own.
-_REQUEST_OWN = frozenset({b"host", b"content-length", TOKEN_HEADER.encode()})
+_REQUEST_OWN = frozenset({b"host", b"content-length", TOKEN_HEADER.lower().encode()})
 _RESPONSE_OWN = frozenset({b"content-length", b"date", b"server"})
 
 _CALLER_DOMAIN = b"mcp-safe-retry gateway caller\x00"
