@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from mcp_safe_retry.gateway._config import ConfigError, policy_from
+from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.policy import DuplicateGuard
 from mcp_safe_retry.records import Outcome
-from mcp_safe_retry_kitchen import KitchenServer
 from tests.gateway_support import gateway_process
 
 UPSTREAM = "http://127.0.0.1:9/mcp"

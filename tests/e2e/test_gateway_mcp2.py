@@ -18,8 +18,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import Idempotency, RetryPolicy
+from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.records import CONTAINED_ERROR_CODE, CallRecord, Outcome, RetryOrigin
-from mcp_safe_retry_kitchen import KitchenServer
 from tests.gateway_support import served_gateway
 from tests.serving import Served
 

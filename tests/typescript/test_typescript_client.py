@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 from tests.gateway_support import GatewayProcess, gateway_process
 
 pytestmark = pytest.mark.e2e
