@@ -31,14 +31,13 @@ from ..core.policy import RetryPolicy
 from ..core.records import History
 from ..instrumentation.redact import short_text
 from ..shells.httpx_async import AsyncRetryTransport
+from ._paths import Paths
 from ._rules import (
-    TOKEN_HEADER,
-    Origin,
-    caller_digest,
+    Admission,
+    Refused,
+    caller_of,
     forwarded_request_headers,
     forwarded_response_headers,
-    pointed_back,
-    token_matches,
 )
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "HEALTH_PATH", "METRICS_PATH", "Gateway"]
@@ -54,22 +53,11 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 HEALTH_PATH = "/healthz"
 METRICS_PATH = "/metrics"
 _METHODS = frozenset({"POST", "GET", "DELETE"})
-_PATHS_KEPT = 64  # paths the upstream named (legacy endpoints, redirects), at most
-_FIRST_EVENT_BYTES = 64 * 1024  # how much of a GET stream is read for its endpoint event
 _PING = b'{"jsonrpc":"2.0","id":"mcp-safe-retry-healthz","method":"ping"}'
-_TOKEN_KEY = TOKEN_HEADER.lower()  # headers are looked up by lower-case name
 _ACCEPT = "application/json, text/event-stream"
 _SOURCE = "mcp-safe-retry gateway"
 
 logger = logging.getLogger("mcp_safe_retry.gateway")
-
-
-class _Refused(Exception):
-    """A request the gateway answers itself, with ``status`` and ``message``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Gateway:
@@ -121,11 +109,9 @@ class Gateway:
         if max_body_bytes <= 0:
             raise ValueError("max_body_bytes must be positive")
         self.upstream = str(url)
-        self._origin = Origin(self.upstream)
         self._base = str(url.copy_with(path="/", query=None, fragment=None)).rstrip("/")
-        self._upstream_path = url.path or "/"
+        self._paths = Paths(self.upstream)
         self._upstream_query = url.query.decode("ascii")
-        self._paths: dict[str, None] = {self._upstream_path: None}  # insertion-ordered set
         self._own_inner = transport is None
         self._inner = httpx.AsyncHTTPTransport() if transport is None else transport
         self.transport = AsyncRetryTransport(
@@ -138,9 +124,7 @@ class Gateway:
             contain_failures=True,
         )
         self._upstream_token = upstream_token
-        self._tokens = [token.encode() for token in client_tokens]
-        self._hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self._origins = {o.lower().rstrip("/") for o in allowed_origins}
+        self._admission = Admission(allowed_hosts, allowed_origins, client_tokens, HEALTH_PATH)
         self._max_body = max_body_bytes
         self._metrics = metrics
         self._timeouts = {"connect": 30.0, "read": read_timeout, "write": 30.0, "pool": 30.0}
@@ -153,7 +137,7 @@ class Gateway:
     @property
     def paths(self) -> tuple[str, ...]:
         """The paths forwarded: the upstream's own, then those it pointed clients at."""
-        return tuple(self._paths)
+        return self._paths.names()
 
     async def aclose(self) -> None:
         """Close the inner transport, if the gateway made it."""
@@ -189,12 +173,12 @@ class Gateway:
             await send(message)
 
         try:
-            self._admit(scope, headers)
+            self._admission.check(scope["path"], headers)
             await self._route(scope, headers, receive, sending)
-        except _Refused as refusal:
+        except Refused as refusal:
             await _send_error(sending, refusal.status, str(refusal))
         finally:
-            caller = caller_digest(headers.get(_TOKEN_KEY), headers.get("authorization"))
+            caller = caller_of(headers)
             logger.info(
                 "%s %s %s %.1f ms%s",
                 scope["method"],
@@ -203,30 +187,6 @@ class Gateway:
                 (time.monotonic() - started) * 1000,
                 "" if caller is None else f" client={caller[:12]}",
             )
-
-    def _admit(self, scope: Scope, headers: dict[str, str]) -> None:
-        """Refuse what the gateway never forwards: absolute-form targets, another ``Host``, a
-        browser page of another origin, a client without the gateway's token."""
-        path: str = scope["path"]
-        if not path.startswith("/"):  # "POST http://elsewhere/ HTTP/1.1", or "*"
-            raise _Refused(400, "absolute-form request targets are refused: this gateway "
-                           "forwards only to its upstream")  # fmt: skip
-        host = headers.get("host", "").lower()
-        if self._hosts is not None and host not in self._hosts:
-            raise _Refused(421, f"this gateway does not serve the host {host!r}")
-        origin = headers.get("origin")
-        if origin is not None and not self._allows_origin(origin):
-            raise _Refused(403, f"requests from the origin {origin!r} are refused")
-        needs_token = self._tokens and path != HEALTH_PATH
-        if needs_token and not token_matches(headers.get(_TOKEN_KEY), self._tokens):
-            raise _Refused(401, f"this gateway needs its client token ({TOKEN_HEADER})")
-
-    def _allows_origin(self, origin: str) -> bool:
-        origin = origin.lower().rstrip("/")
-        if origin in self._origins:
-            return True
-        netloc = origin.partition("://")[2]
-        return self._hosts is not None and netloc in self._hosts
 
     async def _route(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
@@ -237,10 +197,11 @@ class Gateway:
         elif path == METRICS_PATH and method == "GET" and self._metrics is not None:
             await _send(send, 200, "text/plain; version=0.0.4", self._metrics())
         elif path not in self._paths:
-            raise _Refused(404, f"{path!r} is not forwarded: this gateway serves "
-                           f"{self._upstream_path!r} and the paths its upstream names")  # fmt: skip
+            served = self._paths.upstream
+            raise Refused(404, f"{path!r} is not forwarded: this gateway serves {served!r} "
+                          "and the paths its upstream names")  # fmt: skip
         elif method not in _METHODS:
-            raise _Refused(405, f"{method} is not an MCP request")
+            raise Refused(405, f"{method} is not an MCP request")
         else:
             body = await self._body(headers, receive)
             request = self._upstream_request(scope, headers, body)
@@ -250,7 +211,7 @@ class Gateway:
                 group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
                 try:
                     await self._relay(request, send)
-                except _Refused as refusal:  # answered here, not through the task group
+                except Refused as refusal:  # answered here, not through the task group
                     await _send_error(send, refusal.status, str(refusal))
                 group.cancel_scope.cancel()
 
@@ -258,17 +219,17 @@ class Gateway:
         """The request's body, refused once it passes the bound (unread past it)."""
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self._max_body:
-            raise _Refused(413, f"request bodies are limited to {self._max_body} bytes")
+            raise Refused(413, f"request bodies are limited to {self._max_body} bytes")
         parts: list[bytes] = []
         size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                raise _Refused(400, "the client went away while sending")
+                raise Refused(400, "the client went away while sending")
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > self._max_body:
-                raise _Refused(413, f"request bodies are limited to {self._max_body} bytes")
+                raise Refused(413, f"request bodies are limited to {self._max_body} bytes")
             parts.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(parts)
@@ -278,14 +239,14 @@ class Gateway:
     ) -> httpx.Request:
         path: str = scope["path"]
         query = scope["query_string"].decode("latin-1")
-        if path == self._upstream_path and self._upstream_query:
+        if path == self._paths.upstream and self._upstream_query:
             query = self._upstream_query + (f"&{query}" if query else "")
         raw_path = scope.get("raw_path") or path.encode()
         url = httpx.URL(self._base + raw_path.decode("latin-1") + (f"?{query}" if query else ""))
         timeouts = self._timeouts
         if scope["method"] == "GET":  # an event stream may stay quiet for long
             timeouts = {**timeouts, "read": None}  # type: ignore[dict-item]
-        caller = caller_digest(headers.get(_TOKEN_KEY), headers.get("authorization"))
+        caller = caller_of(headers)
         extensions: dict[str, Any] = {"timeout": timeouts}
         if caller is not None:
             extensions[CALLER_EXTENSION] = caller
@@ -303,12 +264,15 @@ class Gateway:
             response = await self.transport.handle_async_request(request)
         except httpx.TransportError as exc:  # not contained: initialize, a GET, a DELETE
             detail = short_text(str(exc)) or ""
-            raise _Refused(502, f"the upstream failed: {type(exc).__name__}: {detail}") from None
+            raise Refused(502, f"the upstream failed: {type(exc).__name__}: {detail}") from None
         try:
             headers = forwarded_response_headers(response.headers.raw)
             location = response.headers.get("location")
-            if location is not None:
-                headers = self._pointed_back_location(headers, str(request.url), location)
+            if location is not None:  # a redirect: pointed back at the gateway, or refused
+                back = self._paths.location(str(request.url), location)
+                if back is None:
+                    raise Refused(502, "the upstream redirected to another origin: refused")
+                headers = [(n, back.encode() if n == b"location" else v) for n, v in headers]
             await send(
                 {"type": "http.response.start", "status": response.status_code, "headers": headers}
             )
@@ -319,7 +283,7 @@ class Gateway:
             )
             content_type = response.headers.get("content-type", "")
             if request.method == "GET" and content_type.startswith("text/event-stream"):
-                chunks = self._endpoint_pointed_back(chunks, str(request.url))
+                chunks = self._paths.endpoint_pointed_back(chunks, str(request.url))
             try:
                 async for chunk in chunks:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -329,62 +293,6 @@ class Gateway:
         finally:
             with anyio.CancelScope(shield=True):
                 await response.aclose()
-
-    def _pointed_back_location(
-        self, headers: list[tuple[bytes, bytes]], base: str, location: str
-    ) -> list[tuple[bytes, bytes]]:
-        back = pointed_back(self._origin, base, location)
-        if back is None:
-            raise _Refused(502, "the upstream redirected to another origin: refused")
-        self._learn(back)
-        return [(n, back.encode() if n.lower() == b"location" else v) for n, v in headers]
-
-    async def _endpoint_pointed_back(
-        self, chunks: AsyncIterator[bytes], base: str
-    ) -> AsyncIterator[bytes]:
-        """A GET event stream as it comes, its first event held until whole: a legacy
-        ``endpoint`` event is pointed back at the gateway (same path), or, naming another
-        origin, ends the stream."""
-        held: bytes | None = b""
-        async for chunk in chunks:
-            if held is None:
-                yield chunk
-                continue
-            held += chunk
-            end = _event_end(held)
-            if end is None and len(held) < _FIRST_EVENT_BYTES:
-                continue
-            first, rest = (held, b"") if end is None else (held[:end], held[end:])
-            held = None
-            pointed = self._endpoint(first, base)
-            if pointed is None:
-                logger.warning("the upstream's endpoint event names another origin: refused")
-                return
-            yield pointed + rest
-        if held:
-            yield held
-
-    def _endpoint(self, event: bytes, base: str) -> bytes | None:
-        """``event`` as the client gets it: an ``endpoint`` event pointed back at the
-        gateway (None when it names another origin); any other event as it was."""
-        fields: dict[str, str] = {}
-        for line in event.decode("utf-8", "replace").splitlines():
-            name, _, value = line.partition(":")
-            fields[name] = fields.get(name, "") + value.removeprefix(" ")
-        if fields.get("event") != "endpoint" or "data" not in fields:
-            return event
-        back = pointed_back(self._origin, base, fields["data"])
-        if back is None:
-            return None
-        self._learn(back)
-        return f"event: endpoint\r\ndata: {back}\r\n\r\n".encode()
-
-    def _learn(self, target: str) -> None:
-        """Forward the path of ``target`` from now on: the upstream named it."""
-        path = target.partition("?")[0]
-        self._paths[path] = None
-        while len(self._paths) > _PATHS_KEPT:
-            del self._paths[next(p for p in self._paths if p != self._upstream_path)]
 
     async def _health(self, send: Send) -> None:
         """Whether the upstream answers (any HTTP answer to a ``ping``), within 5 s."""
@@ -420,12 +328,6 @@ def _loggable(path: str) -> str:
     """A path for the log: never the query (it may hold a key), scrubbed (an absolute-form
     target may name a user and password), cut short."""
     return short_text(path, 200) or ""
-
-
-def _event_end(data: bytes) -> int | None:
-    """Where the first SSE event of ``data`` ends (after its blank line), if it does."""
-    ends = [i + len(sep) for sep in (b"\r\n\r\n", b"\n\n", b"\r\r") if (i := data.find(sep)) >= 0]
-    return min(ends) if ends else None
 
 
 async def _once(body: bytes) -> AsyncIterator[bytes]:

@@ -1,9 +1,8 @@
-"""What the gateway lets through, and how it rewrites what points at its upstream.
+"""What the gateway lets in and what crosses it: the requests it refuses (``Admission``),
+the headers that cross in each direction, the digest that names a client.
 
-Plain functions over values (headers as lists of byte pairs, URLs as strings): which headers
-cross the gateway in each direction, the digest that names a client, and where a redirect or
-a legacy ``endpoint`` event sends the client. The retry decisions are not here: they are
-the transport's, made for the gateway's requests exactly as for any other.
+Plain values and functions (headers as lists of byte pairs). The retry decisions are not
+here: they are the transport's, made for the gateway's requests exactly as for any other.
 """
 
 from __future__ import annotations
@@ -11,16 +10,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable, Sequence
-from urllib.parse import urljoin, urlsplit
 
 __all__ = [
     "HOP_BY_HOP",
     "TOKEN_HEADER",
-    "Origin",
+    "Admission",
+    "Refused",
     "caller_digest",
+    "caller_of",
     "forwarded_request_headers",
     "forwarded_response_headers",
-    "pointed_back",
     "token_matches",
 ]
 
@@ -51,6 +50,7 @@ _REQUEST_OWN = frozenset({b"host", b"content-length", TOKEN_HEADER.lower().encod
 _RESPONSE_OWN = frozenset({b"content-length", b"date", b"server"})
 
 _CALLER_DOMAIN = b"mcp-safe-retry gateway caller\x00"
+_TOKEN_KEY = TOKEN_HEADER.lower()
 
 
 def _connection_named(headers: Sequence[tuple[bytes, bytes]]) -> set[bytes]:
@@ -87,6 +87,12 @@ def forwarded_response_headers(headers: Iterable[tuple[bytes, bytes]]) -> Header
     return [(name, value) for name, value in pairs if name.lower() not in dropped]
 
 
+def caller_of(headers: dict[str, str]) -> str | None:
+    """The name of the client that sent ``headers`` (by lower-case name): ``caller_digest``
+    of its credentials."""
+    return caller_digest(headers.get(_TOKEN_KEY), headers.get("authorization"))
+
+
 def caller_digest(token: str | None, authorization: str | None) -> str | None:
     """The name of a client in the duplicate guard: a digest of the credentials it presents
     (the gateway's token, its own ``Authorization``), never the credentials; None for a
@@ -109,42 +115,60 @@ def token_matches(presented: str | None, tokens: Sequence[bytes]) -> bool:
     return found
 
 
-class Origin:
-    """The upstream's origin (scheme, host, port), and whether a URL is of it.
+class Refused(Exception):
+    """A request the gateway answers itself, with ``status`` and the message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Admission:
+    """Who may send the gateway a request: an origin-form target, a ``Host`` it serves (a
+    DNS-rebinding page names its own), no browser page of another origin, and, when the
+    gateway has client tokens, one of them (every path but ``exempt``).
 
     Args:
-        url: the upstream's URL.
+        hosts: the ``Host`` values served (``host:port`` or ``host``); None: any.
+        origins: the ``Origin`` values served besides those of ``hosts``.
+        tokens: the client tokens (none: no token asked).
+        exempt: a path served without a token (the health check).
     """
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.key = _origin(url)
+    def __init__(
+        self,
+        hosts: Iterable[str] | None,
+        origins: Iterable[str],
+        tokens: Sequence[str],
+        exempt: str,
+    ) -> None:
+        self._hosts = None if hosts is None else {h.lower() for h in hosts}
+        self._origins = {o.lower().rstrip("/") for o in origins}
+        self._tokens = [token.encode() for token in tokens]
+        self._exempt = exempt
 
-    def owns(self, url: str) -> bool:
-        """Whether ``url`` (absolute) is of the upstream's origin."""
-        return _origin(url) == self.key
+    def check(self, path: str, headers: dict[str, str]) -> None:
+        """Refuse what the gateway never forwards (``headers`` by lower-case name).
 
+        Raises:
+            Refused: 400 for an absolute-form target, 421 for another host, 403 for
+                another origin, 401 for a missing or wrong token.
+        """
+        if not path.startswith("/"):  # "POST http://elsewhere/ HTTP/1.1", or "*"
+            raise Refused(400, "absolute-form request targets are refused: this gateway "
+                          "forwards only to its upstream")  # fmt: skip
+        host = headers.get("host", "").lower()
+        if self._hosts is not None and host not in self._hosts:
+            raise Refused(421, f"this gateway does not serve the host {host!r}")
+        origin = headers.get("origin")
+        if origin is not None and not self._allows(origin):
+            raise Refused(403, f"requests from the origin {origin!r} are refused")
+        needs_token = self._tokens and path != self._exempt
+        if needs_token and not token_matches(headers.get(_TOKEN_KEY), self._tokens):
+            raise Refused(401, f"this gateway needs its client token ({TOKEN_HEADER})")
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1  # an invalid port is of no origin
-    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
-
-
-def pointed_back(origin: Origin, base: str, location: str) -> str | None:
-    """Where the client is sent when the upstream points it at ``location`` (a redirect's
-    ``Location``, a legacy ``endpoint`` event), resolved against ``base`` (the URL the
-    upstream answered): the same path and query on the gateway, written relative to the
-    gateway's origin; None when ``location`` is of another origin (refused)."""
-    target = urljoin(base, location.strip())
-    if not origin.owns(target):
-        return None
-    parts = urlsplit(target)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    def _allows(self, origin: str) -> bool:
+        origin = origin.lower().rstrip("/")
+        if origin in self._origins:
+            return True
+        return self._hosts is not None and origin.partition("://")[2] in self._hosts
