@@ -46,9 +46,9 @@ def cpu_seconds(pid: int) -> float:
     stime are sampled in 10 ms ticks, too coarse for a call)."""
     total = 0
     for task in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(FileNotFoundError):  # a thread that just ended
-            with open(f"/proc/{pid}/task/{task}/schedstat") as counts:
-                total += int(counts.read().split()[0])
+        counts = f"/proc/{pid}/task/{task}/schedstat"
+        with contextlib.suppress(FileNotFoundError), open(counts) as read:  # a thread may end
+            total += int(read.read().split()[0])
     return total / 1e9
 
 
