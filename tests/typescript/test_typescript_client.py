@@ -31,8 +31,10 @@ def node() -> str:
     return os.environ.get("MCP_SAFE_RETRY_NODE", "node")
 
 
-def call_with_ts(url: str, *calls: tuple[str, dict[str, Any]], **headers: str) -> dict[str, Any]:
-    plan = {"url": url, "headers": headers,
+def call_with_ts(
+    url: str, *calls: tuple[str, dict[str, Any]], legacy: bool = False, **headers: str
+) -> dict[str, Any]:
+    plan = {"url": url, "headers": headers, "legacy": legacy,
             "calls": [{"tool": tool, "arguments": args} for tool, args in calls]}  # fmt: skip
     env = {**os.environ, "NODE_PATH": os.environ["MCP_SAFE_RETRY_NODE_MODULES"]}
     done = subprocess.run(
@@ -115,3 +117,30 @@ def test_an_unsafe_503_is_sent_once_and_a_resend_after_a_drop_is_held(
     assert kitchen.state_of(url).executions_by_key == {"charge": {"k": 1}}  # it ran once
     outcomes = [r["outcome"] for r in records_of(gateway, "charge", url)]
     assert outcomes[-3:] == ["HTTP_ERROR", "NETWORK_ERROR", "DUPLICATE_HELD"]
+
+
+def test_the_legacy_http_sse_transport_through_the_gateway() -> None:
+    """The SDK's SSEClientTransport against the Python SDK's own legacy server: the
+    ``endpoint`` event names the gateway's path, the POSTs and the answers pass through."""
+    from mcp.server import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from tests.gateway_support import served_gateway
+    from tests.serving import Served
+
+    server = MCPServer("legacy")
+
+    @server.tool()
+    async def lookup(key: str) -> str:
+        return f"found {key}"
+
+    open_hosts = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    with (
+        Served(server.sse_app(transport_security=open_hosts)) as upstream,
+        served_gateway(upstream.url("/sse")) as (gateway, url),
+    ):
+        (result,) = call_with_ts(url, ("lookup", {"key": "a"}), legacy=True)["results"]
+        assert result["isError"] is False and "found a" in json.dumps(result["content"])
+        assert [s.path for s in upstream.requests("tools/call")] == ["/messages/"]
+        (record,) = [r for r in gateway.history.records() if r.method == "tools/call"]
+        assert record.tool == "lookup"
