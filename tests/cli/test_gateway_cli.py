@@ -75,7 +75,8 @@ def test_the_policy_from_a_file_and_flags(tmp_path: Path) -> None:
 def test_a_gateway_process_serves_and_records(tmp_path: Path) -> None:
     with KitchenServer() as kitchen:
         records = tmp_path / "calls.jsonl"
-        with gateway_process(kitchen.url, records, "--read", "lookup") as gateway:
+        flags = ("--read", "lookup", "--metrics", "--otel")
+        with gateway_process(kitchen.url, records, *flags) as gateway:
             assert gateway.url.startswith("http://127.0.0.1:") and gateway.url.endswith("/mcp")
             health = httpx.get(gateway.url.replace("/mcp", "/healthz"), timeout=10)
             assert health.status_code == 200 and health.json()["status"] == "ok"
@@ -86,6 +87,10 @@ def test_a_gateway_process_serves_and_records(tmp_path: Path) -> None:
             # httpx transport contains final HTTP errors so, for every client alike.
             assert answered.status_code == 200 and answered.json()["id"] == 1
             assert "error" in answered.json()
+            metrics = httpx.get(gateway.url.replace("/mcp", "/metrics"), timeout=10)
+            assert metrics.headers["content-type"].startswith("text/plain")
+            assert 'mcp_safe_retry_attempts_total{' in metrics.text
+            assert 'mcp_method_name="ping"' in metrics.text
     (line,) = records.read_text().splitlines()  # the ping; the health probe is not a call
     record = json.loads(line)
     assert record["method"] == "ping" and record["outcome"] == Outcome.HTTP_ERROR
