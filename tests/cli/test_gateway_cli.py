@@ -15,6 +15,7 @@ from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.policy import DuplicateGuard
 from mcp_safe_retry.records import Outcome
 from tests.gateway_support import gateway_process
+from tests.redis_support import RedisServer
 
 UPSTREAM = "http://127.0.0.1:9/mcp"
 
@@ -95,3 +96,20 @@ def test_a_gateway_process_serves_and_records(tmp_path: Path) -> None:
     record = json.loads(line)
     assert record["method"] == "ping" and record["outcome"] == Outcome.HTTP_ERROR
     assert record["httpStatuses"] == [400]
+
+
+def test_with_redis_the_fleet_shares_the_budget(tmp_path: Path, redis_server: RedisServer) -> None:
+    """``--redis``: a retry asks the fleet's budget, in the redis-server the test started."""
+    import redis
+
+    with KitchenServer() as kitchen:
+        codes = {"statusCodes": [503, 200], "method": "ping"}
+        url = kitchen.url_for("errors.http_status_sequence", codes)
+        flags = ("--redis", redis_server.url, "--fleet", "gw-test")
+        with gateway_process(kitchen.url, tmp_path / "calls.jsonl", *flags) as gateway:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            headers = {"accept": "application/json, text/event-stream"}
+            httpx.post(gateway.url_for(url), json=body, headers=headers, timeout=30)
+    assert [p.status for p in kitchen.state_of(url).posts] == [503, 400]  # retried once
+    keys = redis.Redis.from_url(redis_server.url).keys("mcp-safe-retry:{gw-test}:*")
+    assert keys  # the budget the retry spent from lives in Redis

@@ -45,8 +45,9 @@ TOKEN_HEADER = "X-MCP-Gateway-Token"
 """The header a client proves itself to the gateway with (``--client-token``). Not
 ``Authorization``: that one belongs to the upstream and is passed on."""
 
-# Set by the HTTP library from the request it sends, or the gateway's own.
-_REQUEST_OWN = frozenset({b"host", b"content-length", TOKEN_HEADER.lower().encode()})
+# Set by the HTTP library from the request it sends, or the gateway's own (it has read the
+# body already: an ``Expect: 100-continue`` was answered on the client's connection).
+_REQUEST_OWN = frozenset({b"host", b"content-length", b"expect", TOKEN_HEADER.lower().encode()})
 _RESPONSE_OWN = frozenset({b"content-length", b"date", b"server"})
 
 _CALLER_DOMAIN = b"mcp-safe-retry gateway caller\x00"
