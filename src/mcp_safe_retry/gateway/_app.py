@@ -127,7 +127,9 @@ class Gateway:
         self._admission = Admission(allowed_hosts, allowed_origins, client_tokens, HEALTH_PATH)
         self._max_body = max_body_bytes
         self._metrics = metrics
-        self._timeouts = {"connect": 30.0, "read": read_timeout, "write": 30.0, "pool": 30.0}
+        self._timeouts: dict[str, float | None] = {
+            "connect": 30.0, "read": read_timeout, "write": 30.0, "pool": 30.0
+        }  # fmt: skip
 
     @property
     def history(self) -> History:
@@ -166,6 +168,7 @@ class Gateway:
         started = time.monotonic()
         headers = _header_map(scope["headers"])
         status = [0]
+        caller = caller_of(headers)  # a digest: the log may name it
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -174,11 +177,10 @@ class Gateway:
 
         try:
             self._admission.check(scope["path"], headers)
-            await self._route(scope, headers, receive, sending)
+            await self._route(scope, headers, caller, receive, sending)
         except Refused as refusal:
             await _send_error(sending, refusal.status, str(refusal))
         finally:
-            caller = caller_of(headers)
             logger.info(
                 "%s %s %s %.1f ms%s",
                 scope["method"],
@@ -189,7 +191,12 @@ class Gateway:
             )
 
     async def _route(
-        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        caller: str | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         path, method = scope["path"], scope["method"]
         if path == HEALTH_PATH and method == "GET":
@@ -204,7 +211,7 @@ class Gateway:
             raise Refused(405, f"{method} is not an MCP request")
         else:
             body = await self._body(headers, receive)
-            request = self._upstream_request(scope, headers, body)
+            request = self._upstream_request(scope, caller, body)
             async with anyio.create_task_group() as group:
                 # The client hanging up cancels the forwarding: the upstream's stream is
                 # closed, which the 2026-07-28 revision reads as the request's cancellation.
@@ -234,9 +241,7 @@ class Gateway:
             if not message.get("more_body", False):
                 return b"".join(parts)
 
-    def _upstream_request(
-        self, scope: Scope, headers: dict[str, str], body: bytes
-    ) -> httpx.Request:
+    def _upstream_request(self, scope: Scope, caller: str | None, body: bytes) -> httpx.Request:
         path: str = scope["path"]
         query = scope["query_string"].decode("latin-1")
         if path == self._paths.upstream and self._upstream_query:
@@ -245,8 +250,7 @@ class Gateway:
         url = httpx.URL(self._base + raw_path.decode("latin-1") + (f"?{query}" if query else ""))
         timeouts = self._timeouts
         if scope["method"] == "GET":  # an event stream may stay quiet for long
-            timeouts = {**timeouts, "read": None}  # type: ignore[dict-item]
-        caller = caller_of(headers)
+            timeouts = {**timeouts, "read": None}
         extensions: dict[str, Any] = {"timeout": timeouts}
         if caller is not None:
             extensions[CALLER_EXTENSION] = caller
