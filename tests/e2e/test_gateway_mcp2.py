@@ -173,3 +173,37 @@ async def test_the_legacy_http_sse_transport_is_pointed_back_at_the_gateway() ->
         calls = [r for r in gateway.history.records() if r.method == "tools/call"]
         assert len(calls) == 1 and calls[0].tool == "lookup"
         assert [s.path for s in upstream.requests("tools/call")] == ["/messages/"]
+
+
+async def test_a_session_the_server_dropped_is_renewed_underneath_the_client() -> None:
+    """2025 era: the kitchen ends the session after one call; the gateway's transport
+    renews it (a new initialize) and re-sends, so the bare client never sees the 404."""
+    with (
+        KitchenServer(legacy_only=True) as kitchen,
+        served_gateway(kitchen.url, policy=POLICY) as served,
+    ):
+        url = kitchen.url_for("session_dropped", {"afterCalls": 1})
+        async with bare_client(through(served, url)) as client:
+            results = [await client.call_tool("charge", {"key": f"c{i}", "amount": 1})
+                       for i in range(3)]  # fmt: skip
+        assert not any(r.is_error for r in results)
+        state = kitchen.state_of(url)
+        assert state.executions == {"charge": 3}  # each call ran exactly once
+        assert [p.method for p in state.posts].count("initialize") == 2  # one renewal
+        renewed = [r for r in served[0].history.records() if r.http_statuses[:1] == (404,)]
+        assert renewed and renewed[0].to_dict()["attempts"][1]["kind"] == "reinitialise"
+
+
+async def test_a_slow_read_is_hedged_through_the_gateway() -> None:
+    """A policy with ``hedge_after``: the gateway's async transport hedges a READ the
+    kitchen holds for 2 s (seed 2: the first POST slow, the second not)."""
+    policy = RetryPolicy(tools={"lookup": Idempotency.READ}, hedge_after=0.05)
+    with KitchenServer() as kitchen, served_gateway(kitchen.url, policy=policy) as served:
+        url = kitchen.url_for("latency.slow_tail", {"slowMs": 2000, "seed": 2})
+        async with bare_client(through(served, url)) as client:
+            start = anyio.current_time()
+            result = await client.call_tool("lookup", {"key": "k"})
+            took = anyio.current_time() - start
+    assert not result.is_error and took < 1.5
+    (record,) = [r for r in served[0].history.records() if r.method == "tools/call"]
+    assert [(str(a.kind), a.fate) for a in record.attempts] == [("post", "lost"), ("hedge", "won")]
