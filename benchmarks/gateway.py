@@ -14,8 +14,10 @@ Reported per contender: the wall time of a call, p50 and p99 over every call of 
 and what it adds to the direct call's; the CPU time per call of the forwarder's and the
 gateway's process (the scheduler's count from ``/proc``, every thread, over each round,
 divided by its calls).
-Then throughput: W clients at once, for S seconds each, through each front, 2026-07-28,
-1 KiB: calls per second and the front process's CPU per call at that load.
+Then throughput: W load processes, each keeping C raw ``tools/call`` POSTs in flight for S
+seconds, through each front to a server that answers a prebuilt 1 KiB result
+(``_server.py``, so the front rather than the server is what the load finds): calls per
+second, and the front process's CPU per call and CPU use at that load.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx
 import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from ._payloads import REQUEST
 
 ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # era -> the Client's mode
 SIZES = {"1 KiB": 1024, "64 KiB": 65536}
@@ -122,25 +127,39 @@ async def latencies(
     return {"walls": walls, "cpu": {name: statistics.median(v) for name, v in cpu.items()}}
 
 
-async def throughput(url: str, pid: int, workers: int, seconds: float) -> tuple[float, float]:
-    """Calls per second ``workers`` sessions at once sustain through ``url``, and the front
-    process's CPU seconds per call meanwhile."""
+async def load(url: str, seconds: float, concurrency: int) -> int:
+    """``concurrency`` POSTs of a ``tools/call`` at a time for ``seconds``: how many were
+    answered 200 (the load one worker process puts on a front)."""
     done = 0
-    async with contextlib.AsyncExitStack() as stack:
-        sessions = [await stack.enter_async_context(client(url, "auto")) for _ in range(workers)]
-        for session in sessions:
-            await session.call_tool("text", {"size": 1024})
+    headers = {"accept": "application/json, text/event-stream",
+               "content-type": "application/json"}  # fmt: skip
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+        await http.post(url, content=REQUEST, headers=headers)
         deadline = time.perf_counter() + seconds
 
-        async def work(session: Client) -> None:
+        async def work() -> None:
             nonlocal done
             while time.perf_counter() < deadline:
-                await session.call_tool("text", {"size": 1024})
-                done += 1
+                response = await http.post(url, content=REQUEST, headers=headers)
+                done += response.status_code == 200
 
-        before, start = cpu_seconds(pid), time.perf_counter()
-        await asyncio.gather(*(work(s) for s in sessions))
-        took, used = time.perf_counter() - start, cpu_seconds(pid) - before
+        await asyncio.gather(*(work() for _ in range(concurrency)))
+    return done
+
+
+def throughput(url: str, pid: int, args: argparse.Namespace) -> tuple[float, float]:
+    """Calls per second ``args.workers`` load processes get through ``url`` together, and
+    the front process's CPU seconds per call meanwhile."""
+    command = [sys.executable, "-m", "benchmarks.gateway", "--load", url,
+               "--seconds", str(args.seconds), "--concurrency", str(args.concurrency)]  # fmt: skip
+    before, start = cpu_seconds(pid), time.perf_counter()
+    workers = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(args.workers)
+    ]
+    counts = [int(w.communicate(timeout=args.seconds + 60)[0]) for w in workers]
+    took, used = time.perf_counter() - start, cpu_seconds(pid) - before
+    done = sum(counts)
     return done / took, used / max(done, 1)
 
 
@@ -153,6 +172,7 @@ def us(seconds: float) -> str:
 
 
 async def measure(args: argparse.Namespace, urls: dict[str, str], pids: dict[str, int]) -> None:
+    """The latency table: the official client, MCPServer upstream."""
     print(f"{args.rounds} rounds x {args.calls} calls per front, alternated call by call\n")
     print("| era | result | front | p50 | p99 | added p50 | added p99 | front CPU per call |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -168,37 +188,62 @@ async def measure(args: argparse.Namespace, urls: dict[str, str], pids: dict[str
                 used = us(cpu[name]) if name in cpu else f"(server {us(cpu['upstream'])})"
                 print(f"| {era} | {label} | {name} | {ms(p50[name])} | {ms(p99[name])} "
                       f"| {added} | {added99} | {used} |")  # fmt: skip
-    print(f"\nThroughput: {args.workers} sessions at once, {args.seconds:g} s per front, "
-          "2026-07-28, 1 KiB\n")  # fmt: skip
+
+
+def throughputs(args: argparse.Namespace) -> None:
+    """The throughput table: raw POSTs from load processes, a prebuilt-answer upstream
+    (``_server.py``), so the front, not the server, is what is loaded."""
+    print(f"\nThroughput: {args.workers} load processes x {args.concurrency} POSTs at a time, "
+          f"{args.seconds:g} s per front, a prebuilt 1 KiB answer\n")  # fmt: skip
     print("| front | calls/s | front CPU per call | front CPU use |")
     print("| --- | --- | --- | --- |")
-    for name in FRONTS:
-        pid = pids.get(name, pids["upstream"])
-        rate, per_call = await throughput(urls[name], pid, args.workers, args.seconds)
-        what = "server" if name == "direct" else name
-        print(f"| {name} | {rate:,.0f} | {us(per_call)} ({what}) | {rate * per_call:.0%} |")
+    with started([sys.executable, "-m", "benchmarks._server"], port_line=True) as (base, server):
+        upstream = f"{base}/mcp/json-1k"  # a tools/call answer for id 1, the load's id
+        with fronts(upstream) as (urls, pids):
+            for name in FRONTS:
+                rate, per_call = throughput(urls[name], pids.get(name, server), args)
+                what = "server" if name == "direct" else name
+                print(f"| {name} | {rate:,.0f} | {us(per_call)} ({what}) | {rate * per_call:.0%} |")
+
+
+@contextlib.contextmanager
+def fronts(upstream: str) -> Iterator[tuple[dict[str, str], dict[str, int]]]:
+    """The forwarder and the gateway in front of ``upstream``: URLs and pids per front."""
+    python = sys.executable
+    gateway = [python, "-m", "mcp_safe_retry", "gateway", "--upstream", upstream,
+               "--log-level", "warning"]  # fmt: skip
+    with (
+        started([python, "-m", "benchmarks._forwarder", upstream], port_line=True) as fwd,
+        started(gateway, port_line=False) as gw,
+    ):
+        path = httpx.URL(upstream).path
+        yield {"direct": upstream, "forwarder": fwd[0] + path, "gateway": gw[0]}, {
+            "forwarder": fwd[1], "gateway": gw[1]
+        }  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gateway")
     parser.add_argument("--calls", type=int, default=200, help="calls per front per round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=8, help="sessions at once (throughput)")
+    parser.add_argument("--workers", type=int, default=2, help="load processes (throughput)")
+    parser.add_argument("--concurrency", type=int, default=8, help="POSTs at a time each")
     parser.add_argument("--seconds", type=float, default=10.0, help="per front (throughput)")
+    parser.add_argument("--load", metavar="URL", help=argparse.SUPPRESS)  # one load worker
     args = parser.parse_args(argv)
-    python = sys.executable
-    with started([python, "-m", "benchmarks._mcp_server"], port_line=True) as (base, server):
-        upstream = f"{base}/mcp"
-        with (
-            started([python, "-m", "benchmarks._forwarder", upstream], port_line=True) as fwd,
-            started(
-                [python, "-m", "mcp_safe_retry", "gateway", "--upstream", upstream,
-                 "--log-level", "warning"], port_line=False,
-            ) as gateway,  # fmt: skip
-        ):
-            urls = {"direct": upstream, "forwarder": f"{fwd[0]}/mcp", "gateway": gateway[0]}
-            pids = {"upstream": server, "forwarder": fwd[1], "gateway": gateway[1]}
-            asyncio.run(measure(args, urls, pids))
+    if args.load:
+        print(asyncio.run(load(args.load, args.seconds, args.concurrency)))
+        return 0
+    server_command = [sys.executable, "-m", "benchmarks._mcp_server"]
+    with (
+        started(server_command, port_line=True) as (base, server),
+        fronts(f"{base}/mcp") as (
+            urls,
+            pids,
+        ),
+    ):
+        asyncio.run(measure(args, urls, {"upstream": server, **pids}))
+    throughputs(args)
     return 0
 
 

@@ -15,7 +15,7 @@ def test_the_gateway_benchmark_runs_and_reports() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.gateway", "--calls", "3", "--rounds", "1",
-         "--seconds", "0.3", "--workers", "2"],
+         "--seconds", "0.3", "--workers", "1", "--concurrency", "2"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
