@@ -33,6 +33,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
             ["--host", "0.0.0.0", "--allow-remote"], "needs --client-token", id="remote-no-token"
         ),
         pytest.param(["--port", "99999"], "is not a TCP port", id="port"),
+        pytest.param(["--client-token", ""], "must not be empty", id="empty-token"),
         pytest.param(["--max-body", "0"], "--max-body must be positive", id="body"),
     ],
 )

@@ -91,3 +91,8 @@ def test_admission_lets_in() -> None:
     admission.check("/mcp", {"host": "gw:1", "origin": "http://app.test/", "x-mcp-gateway-token": "t"})
     admission.check("/healthz", {"host": "gw:1"})  # the probe needs no token
     Admission(None, [], [], "/healthz").check("/mcp", {"host": "anything"})
+
+
+def test_an_empty_token_is_refused() -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        Admission(None, [], ["t", ""], "/healthz")

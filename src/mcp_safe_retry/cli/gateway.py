@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"largest request body forwarded (default {DEFAULT_MAX_BODY_BYTES})",
     )
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    return parser  # fmt: skip
+    return parser
 
 
 def _is_loopback(host: str) -> bool:
@@ -150,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tokens = args.client_token or (
         [os.environ[CLIENT_TOKEN_ENV]] if CLIENT_TOKEN_ENV in os.environ else []
     )
+    if any(not token for token in tokens):
+        parser.error("a client token must not be empty")
     if not _is_loopback(args.host):
         if not args.allow_remote:
             parser.error(f"--host {args.host} is not a loopback address: add --allow-remote")

@@ -129,6 +129,9 @@ class Admission:
     DNS-rebinding page names its own), no browser page of another origin, and, when the
     gateway has client tokens, one of them (every path but ``exempt``).
 
+    Raises:
+        ValueError: an empty token (an empty header would match it).
+
     Args:
         hosts: the ``Host`` values served (``host:port`` or ``host``); None: any.
         origins: the ``Origin`` values served besides those of ``hosts``.
@@ -143,6 +146,8 @@ class Admission:
         tokens: Sequence[str],
         exempt: str,
     ) -> None:
+        if any(not token for token in tokens):
+            raise ValueError("a client token must not be empty")
         self._hosts = None if hosts is None else {h.lower() for h in hosts}
         self._origins = {o.lower().rstrip("/") for o in origins}
         self._tokens = [token.encode() for token in tokens]
