@@ -17,7 +17,8 @@ divided by its calls).
 Then throughput: W load processes, each keeping C raw ``tools/call`` POSTs in flight for S
 seconds, through each front to a server that answers a prebuilt 1 KiB result
 (``_server.py``, so the front rather than the server is what the load finds): calls per
-second, and the front process's CPU per call and CPU use at that load.
+second, and the front process's CPU per call and CPU use at that load, and the calls per
+second one core would sustain at that CPU per call (one process runs one event loop).
 """
 
 from __future__ import annotations
@@ -195,15 +196,17 @@ def throughputs(args: argparse.Namespace) -> None:
     (``_server.py``), so the front, not the server, is what is loaded."""
     print(f"\nThroughput: {args.workers} load processes x {args.concurrency} POSTs at a time, "
           f"{args.seconds:g} s per front, a prebuilt 1 KiB answer\n")  # fmt: skip
-    print("| front | calls/s | front CPU per call | front CPU use |")
-    print("| --- | --- | --- | --- |")
+    print("| front | calls/s | front CPU per call | front CPU use | one core's worth |")
+    print("| --- | --- | --- | --- | --- |")
     with started([sys.executable, "-m", "benchmarks._server"], port_line=True) as (base, server):
         upstream = f"{base}/mcp/json-1k"  # a tools/call answer for id 1, the load's id
         with fronts(upstream) as (urls, pids):
             for name in FRONTS:
                 rate, per_call = throughput(urls[name], pids.get(name, server), args)
                 what = "server" if name == "direct" else name
-                print(f"| {name} | {rate:,.0f} | {us(per_call)} ({what}) | {rate * per_call:.0%} |")
+                ceiling = f"{1 / per_call:,.0f} calls/s" if per_call else "-"
+                print(f"| {name} | {rate:,.0f} | {us(per_call)} ({what}) | {rate * per_call:.0%} "
+                      f"| {ceiling} |")  # fmt: skip
 
 
 @contextlib.contextmanager
