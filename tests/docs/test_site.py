@@ -40,6 +40,7 @@ PUBLIC_MODULES = {
     "mcp_safe_retry.otel": "reference/otel",
     "mcp_safe_retry.redis": "reference/redis",
     "mcp_safe_retry.kitchen": "reference/kitchen",
+    "mcp_safe_retry.gateway": "reference/gateway",
     "mcp_safe_retry.frameworks.strands": "reference/frameworks",
     "mcp_safe_retry.frameworks.mcp_use": "reference/frameworks",
 }
