@@ -8,7 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import pytest
 
-from tests.redis_support import RedisServer, redis_server_binary
+from tests.redis_support import HOW_TO_GET_ONE, RedisServer, redis_server_binary
 
 
 def _mcp_major() -> int | None:
@@ -53,14 +53,19 @@ def json_backend(request: pytest.FixtureRequest) -> Iterator[str]:
 def redis_server() -> Iterator[RedisServer]:
     """A real redis-server of this test's own on 127.0.0.1 (stopped by pid afterwards)."""
     binary = redis_server_binary()
-    if binary is None:
-        pytest.fail(
-            "redis-server not found: install it (apt-get install redis-server; "
-            "scripts/test.sh does so as root) or set MCP_SAFE_RETRY_REDIS_SERVER"
-        )
+    if binary is None:  # never reached in a run: collection stopped it (below)
+        pytest.fail(HOW_TO_GET_ONE)
     server = RedisServer(binary)
     server.start()
     try:
         yield server
     finally:
         server.close()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Stop at once, with one line, when tests that need a Redis server were selected and
+    none can be had (rather than fail each of them)."""
+    needs = [item for item in items if "redis_server" in getattr(item, "fixturenames", ())]
+    if needs and redis_server_binary() is None:
+        pytest.exit(f"{len(needs)} Redis tests selected, but {HOW_TO_GET_ONE}", returncode=4)

@@ -63,7 +63,7 @@ def kitchen_process() -> Iterator[Kitchen]:
         text=True,
     )
     try:
-        yield Kitchen(_first_line(process))
+        yield Kitchen(first_line(process))
     finally:
         process.terminate()
         try:
@@ -73,7 +73,7 @@ def kitchen_process() -> Iterator[Kitchen]:
             process.wait(timeout=10)
 
 
-def _first_line(process: subprocess.Popen[str]) -> str:
+def first_line(process: subprocess.Popen[str]) -> str:
     """Return the URL the kitchen prints first, failing clearly if it never comes."""
     stdout = process.stdout
     assert stdout is not None

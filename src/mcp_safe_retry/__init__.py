@@ -14,6 +14,9 @@ says: ``Outcome``, ``Attempt``, ``CallRecord``, ...), ``mcp_safe_retry.hooks`` (
 ``mcp_safe_retry.tenacity``, ``mcp_safe_retry.otel`` and ``mcp_safe_retry.redis``.
 """
 
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
+
 from ._system import CircuitBreaker
 from .core.access import get_record
 from .core.breaker import Breaker
@@ -27,7 +30,10 @@ from .core.records import History
 from .shells.generated.httpx_sync import RetryTransport
 from .shells.httpx_async import AsyncRetryTransport, mcp_client
 
-__version__ = "0.1.0"
+try:
+    __version__ = _version("mcp-safe-retry")  # written once, in pyproject.toml
+except _PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AsyncRetryTransport",

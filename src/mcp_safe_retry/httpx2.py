@@ -8,7 +8,12 @@ from ``mcp_safe_retry``. The exceptions the httpx2 transports raise derive from
 catches them.
 """
 
-from .shells.generated.httpx2_async import AsyncRetryTransport, mcp_client
-from .shells.generated.httpx2_sync import RetryTransport
+from ._extras import missing_extra as _missing_extra
+
+try:
+    from .shells.generated.httpx2_async import AsyncRetryTransport, mcp_client
+    from .shells.generated.httpx2_sync import RetryTransport
+except ModuleNotFoundError as error:
+    raise _missing_extra("mcp_safe_retry.httpx2", "mcp", error, ("httpx2",)) from error
 
 __all__ = ["AsyncRetryTransport", "RetryTransport", "mcp_client"]

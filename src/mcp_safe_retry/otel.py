@@ -4,6 +4,11 @@ The short public path of :mod:`mcp_safe_retry.instrumentation.otel`; importing i
 ``opentelemetry``.
 """
 
-from .instrumentation.otel import DURATION_BUCKETS, OpenTelemetryHook
+from ._extras import missing_extra as _missing_extra
+
+try:
+    from .instrumentation.otel import DURATION_BUCKETS, OpenTelemetryHook
+except ModuleNotFoundError as error:
+    raise _missing_extra("mcp_safe_retry.otel", "otel", error, ("opentelemetry",)) from error
 
 __all__ = ["DURATION_BUCKETS", "OpenTelemetryHook"]

@@ -12,7 +12,12 @@ Both classes serve sync and async transports alike, fall back to local state whi
 is down, and never raise into a call.
 """
 
-from .shared.breaker import RedisCircuitBreaker
-from .shared.budget import RedisBudget
+from ._extras import missing_extra as _missing_extra
+
+try:
+    from .shared.breaker import RedisCircuitBreaker
+    from .shared.budget import RedisBudget
+except ModuleNotFoundError as error:
+    raise _missing_extra("mcp_safe_retry.redis", "redis", error, ("redis",)) from error
 
 __all__ = ["RedisBudget", "RedisCircuitBreaker"]

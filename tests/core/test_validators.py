@@ -28,8 +28,7 @@ def test_good_values_pass() -> None:
     [
         ({"wait": -1.0}, "wait must be a finite number >= 0, got -1.0"),
         ({"wait": float("inf")}, "wait must be a finite number >= 0"),
-        ({"wait": "1"}, "wait must be a finite number >= 0"),
-        ({"limit": 0}, "limit must be None or a finite number > 0, not 0"),
+        ({"limit": 0}, "limit must be None or a finite number > 0, got 0"),
         ({"limit": float("nan")}, "limit must be None or a finite number > 0"),
         ({"share": 1}, "share must be a number strictly between 0 and 1, got 1"),
         ({"share": 0.0}, "share must be a number strictly between 0 and 1"),
@@ -40,3 +39,17 @@ def test_good_values_pass() -> None:
 def test_bad_values_are_refused_by_name(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
         Settings(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param({"wait": "1"}, "wait must be a finite number >= 0, got '1'", id="string"),
+        pytest.param({"wait": True}, "wait must be a finite number >= 0, got True", id="bool"),
+        pytest.param({"limit": []}, "limit must be None or a finite number > 0, got []", id="list"),
+    ],
+)
+def test_values_of_the_wrong_type_are_type_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError) as raised:
+        Settings(**kwargs)
+    assert str(raised.value) == message

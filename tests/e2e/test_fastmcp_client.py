@@ -122,8 +122,8 @@ def test_readme_fastmcp_snippet_runs_as_pasted() -> None:
             "errors.http_status_sequence", {"statusCodes": [503, 200], "method": "tools/call"}
         )
         code = _readme_block("StreamableHttpTransport")
-        assert 'URL = "http://127.0.0.1:8000/mcp"' in code
-        code = code.replace('URL = "http://127.0.0.1:8000/mcp"', f"URL = {url!r}")
+        assert 'URL = "http://127.0.0.1:8765/mcp"' in code
+        code = code.replace('URL = "http://127.0.0.1:8765/mcp"', f"URL = {url!r}")
         namespace: dict[str, Any] = {"__name__": "readme"}
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):

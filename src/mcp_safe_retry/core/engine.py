@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .breaker import Breaker, server_key
 from .budget import Budget, RetryBudget, answers_inline
@@ -27,8 +27,39 @@ from .policy import RetryPolicy
 from .records import History, Seen
 from .session import SESSION_HEADER, Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
+from .validators import check_callable, check_instance, check_protocol
 
 __all__ = ["Engine"]
+
+
+def _check_settings(
+    *,
+    policy: object,
+    history: object,
+    hooks: object,
+    scenario: object,
+    max_event_bytes: object,
+    budget: object,
+    breaker: object,
+) -> None:
+    """Refuse a transport's setting of the wrong type when it is built, by name."""
+    check_instance("policy", policy, RetryPolicy, "a RetryPolicy (mcp_safe_retry.RetryPolicy)")
+    check_instance("history", history, History, "a History (mcp_safe_retry.History)")
+    check_instance("scenario", scenario, str, "a string")
+    if isinstance(hooks, str | bytes | Mapping) or not isinstance(hooks, Iterable):
+        raise TypeError(f"hooks must be a sequence of hooks (on_attempt, on_call), got {hooks!r}")
+    for hook in hooks:
+        check_protocol("a hook", hook, ("on_attempt", "on_call"), "a Hook", optional=False)
+    if (
+        not isinstance(max_event_bytes, int)
+        or isinstance(max_event_bytes, bool)
+        or max_event_bytes < 1
+    ):
+        raise (ValueError if isinstance(max_event_bytes, int) else TypeError)(
+            f"max_event_bytes must be an integer >= 1 (bytes), got {max_event_bytes!r}"
+        )
+    check_protocol("budget", budget, ("record", "allow_retry"), "a budget such as RetryBudget")
+    check_protocol("breaker", breaker, ("allow", "record"), "a breaker such as CircuitBreaker")
 
 
 class Engine:
@@ -60,6 +91,19 @@ class Engine:
         contain_failures: bool = False,
         contain_http_errors: bool = False,
     ) -> None:
+        _check_settings(
+            policy=policy,
+            history=history,
+            hooks=hooks,
+            scenario=scenario,
+            max_event_bytes=max_event_bytes,
+            budget=budget,
+            breaker=breaker,
+        )
+        for name, function in (("clock", clock), ("wall_clock", wall_clock), ("rand", rand)):
+            check_callable(name, function, "a function")
+        if not isinstance(contain_failures, bool):
+            raise TypeError(f"contain_failures must be True or False, got {contain_failures!r}")
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
         # The logging hook first: it is free while it is switched off (its logger is).

@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 
 import attrs
-from attrs import validators as v
 
-from .validators import finite_positive, fraction
+from .validators import finite_positive, fraction, integer
 
 __all__ = ["MAX_HEDGES", "AdaptiveDelay", "check_hedge_after", "to_hedge_after"]
 
@@ -36,7 +35,7 @@ class AdaptiveDelay:
     floor: float = attrs.field(default=0.02, validator=finite_positive)
     ceiling: float = attrs.field(default=2.0, validator=finite_positive)
     initial: float = attrs.field(default=0.25, validator=finite_positive)
-    min_samples: int = attrs.field(default=20, validator=[v.instance_of(int), v.ge(1)])
+    min_samples: int = attrs.field(default=20, validator=integer(1))
 
     def __attrs_post_init__(self) -> None:
         if not self.floor <= self.initial <= self.ceiling:

@@ -13,12 +13,20 @@ from types import MappingProxyType
 from typing import Any
 
 import attrs
-from attrs import validators as v
 
 from .backoff import Jitter, backoff
 from .hedge_settings import MAX_HEDGES, AdaptiveDelay, check_hedge_after, to_hedge_after
 from .idempotency import Idempotency, idempotency_of
-from .validators import finite_positive, non_negative, positive_or_none
+from .validators import (
+    at_least,
+    boolean,
+    finite_positive,
+    integer,
+    member,
+    non_negative,
+    positive_or_none,
+    statuses,
+)
 
 __all__ = ["DuplicateGuard", "RetryPolicy"]
 
@@ -36,7 +44,34 @@ class DuplicateGuard(StrEnum):
 
 
 def _tools(value: Mapping[str, Idempotency | str] | None) -> Mapping[str, Idempotency]:
-    return MappingProxyType({str(k): Idempotency(val) for k, val in (value or {}).items()})
+    """``tools`` held read-only, each tool's Idempotency from the member or its value."""
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            "tools must be a mapping of tool name (or fnmatch pattern) to Idempotency, such as "
+            f'{{"lookup": Idempotency.READ}}, got {type(value).__name__}: {value!r}'
+        )
+    tools = {}
+    for name, idempotency in value.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tools: a tool name must be a string, got {name!r}")
+        try:
+            tools[name] = Idempotency(idempotency)
+        except ValueError:
+            raise ValueError(
+                f"tools[{name!r}] must be Idempotency.READ or Idempotency.UNSAFE "
+                f"('read' or 'unsafe'), got {idempotency!r}"
+            ) from None
+    return MappingProxyType(tools)
+
+
+def _jitter(value: Jitter | str) -> Jitter:
+    return member(Jitter, "jitter", value)
+
+
+def _duplicate_guard(value: DuplicateGuard | str) -> DuplicateGuard:
+    return member(DuplicateGuard, "duplicate_guard", value)
 
 
 @attrs.frozen(kw_only=True)
@@ -74,29 +109,27 @@ class RetryPolicy:
         duplicate_window: seconds an earlier call that may have run holds its re-sends.
     """
 
-    max_retries: int = attrs.field(default=2, validator=[v.instance_of(int), v.ge(0)])
+    max_retries: int = attrs.field(default=2, validator=integer(0))
     initial_backoff: float = attrs.field(default=0.2, validator=non_negative)
-    backoff_multiplier: float = attrs.field(default=2.0, validator=[non_negative, v.ge(1.0)])
+    backoff_multiplier: float = attrs.field(default=2.0, validator=at_least(1.0))
     max_backoff: float = attrs.field(default=10.0, validator=non_negative)
-    jitter: Jitter = attrs.field(default=Jitter.EQUAL, converter=Jitter)
+    jitter: Jitter = attrs.field(default=Jitter.EQUAL, converter=_jitter)
     retry_statuses: frozenset[int] = attrs.field(
-        default=frozenset({408, 429, 500, 502, 503, 504}), converter=frozenset
+        default=frozenset({408, 429, 500, 502, 503, 504}), converter=statuses
     )
     max_retry_after: float = attrs.field(default=30.0, validator=non_negative)
     deadline: float | None = attrs.field(default=None, validator=positive_or_none)
     tools: Mapping[str, Idempotency] = attrs.field(
         factory=dict, converter=_tools, eq=False, hash=False
     )
-    trust_annotations: bool = False
-    retry_unsent: bool = True
+    trust_annotations: bool = attrs.field(default=False, validator=boolean)
+    retry_unsent: bool = attrs.field(default=True, validator=boolean)
     hedge_after: float | AdaptiveDelay | None = attrs.field(
         default=None, converter=to_hedge_after, validator=check_hedge_after
     )
-    max_hedges: int = attrs.field(
-        default=1, validator=[v.instance_of(int), v.ge(1), v.le(MAX_HEDGES)]
-    )
+    max_hedges: int = attrs.field(default=1, validator=integer(1, MAX_HEDGES))
     duplicate_guard: DuplicateGuard = attrs.field(
-        default=DuplicateGuard.HOLD, converter=DuplicateGuard
+        default=DuplicateGuard.HOLD, converter=_duplicate_guard
     )
     duplicate_window: float = attrs.field(default=600.0, validator=finite_positive)
 

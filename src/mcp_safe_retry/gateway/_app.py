@@ -68,8 +68,11 @@ class Gateway:
         upstream: the upstream's MCP endpoint (``http://host:port/mcp``): every request
             goes to its origin, at the path the client asked for (the upstream's own path,
             or one the upstream pointed the client at), never anywhere else.
-        policy, history, hooks, budget, breaker: the retry transport's (see
-            ``AsyncRetryTransport``).
+        policy: the retry transport's (see ``AsyncRetryTransport``).
+        history: the retry transport's.
+        hooks: the retry transport's.
+        budget: the retry transport's.
+        breaker: the retry transport's.
         transport: the inner transport that really sends (default: a new
             ``httpx.AsyncHTTPTransport``, closed with the app).
         upstream_token: sent as ``Authorization: Bearer ...`` in place of the client's.

@@ -5,8 +5,21 @@ layer, an ASGI app in front of it, answers the rest as the selected scenario dec
 Scenarios are chosen per URL (`/mcp?scenario=NAME&params=JSON&run=ID`) so each client
 gets its own counters, with a server default for bare `/mcp`.
 
-Nothing in the mcp-safe-retry core imports this package; it needs the `kitchen` extra.
+Nothing in the mcp-safe-retry core imports this package; it needs the `kitchen` extra
+(``pip install 'mcp-safe-retry[kitchen]'``), and without it importing it says so.
 """
+
+from mcp_safe_retry._extras import missing_extra
+
+try:
+    import mcp.server  # noqa: F401 - the kitchen's libraries, checked before anything of it
+    import mcp_types  # noqa: F401 - mcp 2.x's (mcp 1.x has none)
+    import starlette  # noqa: F401
+    import uvicorn  # noqa: F401
+except ModuleNotFoundError as error:
+    raise missing_extra(
+        "mcp_safe_retry.kitchen", "kitchen", error, ("mcp", "starlette", "uvicorn", "mcp_types")
+    ) from error
 
 from mcp_safe_retry.kitchen._actions import ABORT_MODES, MALFORMED_KINDS
 from mcp_safe_retry.kitchen._book import KitchenState, PostRecord

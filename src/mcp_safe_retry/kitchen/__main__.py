@@ -16,13 +16,24 @@ from mcp_safe_retry.kitchen._scenarios import SCENARIO_NAMES
 from mcp_safe_retry.kitchen._server import run_kitchen
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the command-line parser."""
+def _port(text: str) -> int:
+    """``--port``: a TCP port, 0 (a free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number 0..65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0..65535, got {port}")
+    return port
+
+
+def build_parser(prog: str = "python -m mcp_safe_retry.kitchen") -> argparse.ArgumentParser:
+    """Return the command-line parser (``prog``: how the usage line names the command)."""
     parser = argparse.ArgumentParser(
-        prog="python -m mcp_safe_retry.kitchen",
+        prog=prog,
         description="Serve the mcp-safe-retry fault-injection MCP server on 127.0.0.1.",
     )
-    parser.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="TCP port (default 0: a free one)")
     parser.add_argument(
         "--scenario", default="baseline", help=f"default scenario, one of {list(SCENARIO_NAMES)}"
     )
@@ -38,9 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     """Run the kitchen until interrupted; return the exit status."""
-    parser = build_parser()
+    parser = build_parser(prog) if prog else build_parser()
     args = parser.parse_args(argv)
     try:
         params = json.loads(args.params)
@@ -61,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as exc:
         print(f"kitchen: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the port is taken, or not ours to take
+        reason = exc.strerror or str(exc)
+        print(f"kitchen: cannot listen on 127.0.0.1:{args.port}: {reason}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -53,8 +53,13 @@ class RedisCircuitBreaker(Live):
     Args:
         url_or_client: a ``redis://`` URL, or a ``redis.Redis`` client.
         name: the breaker's name: processes with the same name share it.
-        failure_threshold, failure_ratio, min_calls, window, open_for, max_open_for, probes:
-            as for ``CircuitBreaker``.
+        failure_threshold: as for ``CircuitBreaker``.
+        failure_ratio: as for ``CircuitBreaker``.
+        min_calls: as for ``CircuitBreaker``.
+        window: as for ``CircuitBreaker``.
+        open_for: as for ``CircuitBreaker``.
+        max_open_for: as for ``CircuitBreaker``.
+        probes: as for ``CircuitBreaker``.
         refresh: seconds between two reads of the shared state.
         timeout: socket timeout for a client built from a URL (seconds).
         retry_interval: seconds before Redis is tried again after a failure.

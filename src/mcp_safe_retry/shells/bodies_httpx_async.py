@@ -19,6 +19,7 @@ from ..core.events import Head
 from ..core.extensions import RECORD_EXTENSION
 from ..core.gates import Gate
 from ..core.stream import StreamTracker
+from ..core.validators import callable_setting
 from ..instrumentation.hooks import publish
 from .errors_httpx import describe_error, failure, too_large
 from .wiring import edited, head_of, strip_headers
@@ -50,7 +51,7 @@ class Executor:
     """
 
     inner: httpx.AsyncBaseTransport
-    sleep: Callable[[float], Awaitable[None]]
+    sleep: Callable[[float], Awaitable[None]] = attrs.field(validator=callable_setting)
     session_lock: anyio.Lock = attrs.Factory(anyio.Lock)
 
     async def run(

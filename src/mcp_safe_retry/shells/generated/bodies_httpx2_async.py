@@ -21,6 +21,7 @@ from ...core.events import Head
 from ...core.extensions import RECORD_EXTENSION
 from ...core.gates import Gate
 from ...core.stream import StreamTracker
+from ...core.validators import callable_setting
 from ...instrumentation.hooks import publish
 from ..wiring import edited, head_of, strip_headers
 from .errors_httpx2 import describe_error, failure, too_large
@@ -52,7 +53,7 @@ class Executor:
     """
 
     inner: httpx.AsyncBaseTransport
-    sleep: Callable[[float], Awaitable[None]]
+    sleep: Callable[[float], Awaitable[None]] = attrs.field(validator=callable_setting)
     session_lock: anyio.Lock = attrs.Factory(anyio.Lock)
 
     async def run(

@@ -21,6 +21,7 @@ from ...core.events import Head
 from ...core.extensions import RECORD_EXTENSION
 from ...core.gates import Gate
 from ...core.stream import StreamTracker
+from ...core.validators import callable_setting
 from ...instrumentation.hooks import publish
 from ..errors_httpx import describe_error, failure, too_large
 from ..wiring import edited, head_of, strip_headers
@@ -52,7 +53,7 @@ class Executor:
     """
 
     inner: httpx.BaseTransport
-    sleep: Callable[[float], None]
+    sleep: Callable[[float], None] = attrs.field(validator=callable_setting)
     session_lock: threading.Lock = attrs.Factory(threading.Lock)
 
     def run(
