@@ -13,7 +13,7 @@ import attrs
 
 from .attempt_kinds import HEALABLE_NEVER, UNSENT
 from .headers import retries_after
-from .idempotency import Idempotency
+from .idempotency import RETRIED, Idempotency
 from .outcomes import SUCCESSES, Classification, Outcome
 from .policy import RetryPolicy
 
@@ -95,7 +95,7 @@ def decide(
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
-    if idempotency is not Idempotency.READ:
+    if idempotency not in RETRIED:
         if not (policy.retry_unsent and classification.error_kind in UNSENT):
             return _STOP_NOT_IDEMPOTENT
         reason = Reason.UNSENT

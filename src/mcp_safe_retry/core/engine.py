@@ -84,8 +84,11 @@ class Engine:
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
-        # (method, tool, read-only tools) -> (idempotency, guarded): a transport sees few tools
-        self._kinds: dict[tuple[str, str | None, frozenset[str]], tuple[Idempotency, bool]] = {}
+        # (method, tool, read-only tools, idempotent tools) -> (idempotency, guarded): a
+        # transport sees few tools
+        self._kinds: dict[
+            tuple[str, str | None, frozenset[str], frozenset[str]], tuple[Idempotency, bool]
+        ] = {}
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
         # client that dies of one (mcp 1.x), never for one that recovers by itself (2.x).
@@ -138,17 +141,19 @@ class Engine:
 
     def request_kind(self, method: str, tool: str | None) -> tuple[Idempotency, bool]:
         """How safe a request of ``method`` (``tool``: the tool it calls) is to re-send under
-        the policy, with the read-only tools seen so far (``RetryPolicy.idempotency``), and
-        whether the duplicate guard watches it (``GuardTable.watches``); remembered: the
-        policy and the guard's mode never change, and the tools seen are part of the key."""
-        found = self._kinds.get((method, tool, self.observed.read_only_tools))
+        the policy, with the read-only and idempotent tools seen so far
+        (``RetryPolicy.idempotency``), and whether the duplicate guard watches it
+        (``GuardTable.watches``); remembered: the policy and the guard's mode never change,
+        and the tools seen are part of the key."""
+        observed = self.observed
+        key = (method, tool, observed.read_only_tools, observed.idempotent_tools)
+        found = self._kinds.get(key)
         if found is None:
-            read_only = self.observed.read_only_tools
             if len(self._kinds) >= 1024:  # many tools, or their list changing: start over
                 self._kinds.clear()
-            idempotency = self.policy.idempotency(method, tool, read_only)
+            idempotency = self.policy.idempotency(method, tool, key[2], key[3])
             found = (idempotency, self.guard.watches(method, idempotency))
-            self._kinds[method, tool, read_only] = found
+            self._kinds[key] = found
         return found
 
     def fresh_id(self) -> str:

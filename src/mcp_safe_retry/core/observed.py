@@ -35,6 +35,7 @@ class Observed:
         self.client: str | None = None
         self.protocol_version: str | None = None
         self.read_only_tools: frozenset[str] = frozenset()
+        self.idempotent_tools: frozenset[str] = frozenset()  # idempotentHint, not read-only
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
         self._races: dict[tuple[str | None, RequestId], GiveUp] = {}
 
@@ -65,15 +66,22 @@ class Observed:
                 self.client = client_info(facts) or self.client
         elif facts.method == "tools/list" and isinstance(result.get("tools"), list):
             read_only: set[str] = set()
-            other: set[str] = set()
+            idempotent: set[str] = set()
+            named: set[str] = set()
             for tool in result["tools"]:
                 if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                     continue
+                named.add(tool["name"])
                 notes = tool.get("annotations")
-                hint = isinstance(notes, dict) and notes.get("readOnlyHint") is True
-                (read_only if hint else other).add(tool["name"])
+                if not isinstance(notes, dict):
+                    continue
+                if notes.get("readOnlyHint") is True:
+                    read_only.add(tool["name"])
+                elif notes.get("idempotentHint") is True:  # meaningful only for a write
+                    idempotent.add(tool["name"])
             with self._lock:
-                self.read_only_tools = (self.read_only_tools - other) | read_only
+                self.read_only_tools = (self.read_only_tools - named) | read_only
+                self.idempotent_tools = (self.idempotent_tools - named) | idempotent
 
     def resent(self, session: str | None, caller_id: RequestId, wire_id: RequestId) -> None:
         """A request with ``caller_id`` now goes out as ``wire_id``."""
