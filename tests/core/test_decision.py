@@ -196,3 +196,18 @@ def test_idempotent_calls_are_retried_like_reads() -> None:
     assert (late.retry, late.reason) == (False, Reason.DEADLINE)
     tool_error = _decide(Outcome.TOOL_ERROR, idem=Idempotency.IDEMPOTENT)
     assert not tool_error.retry
+
+
+@pytest.mark.parametrize(
+    ("status", "retried"),
+    [
+        pytest.param(503, True, id="503-says-retry"),
+        pytest.param(400, False, id="400-does-not"),
+        pytest.param(None, False, id="2xx-never"),
+    ],
+)
+def test_a_jsonrpc_error_in_a_non_2xx_answer_is_retried_only_where_the_status_says(
+    status: int | None, retried: bool
+) -> None:
+    d = _decide(Outcome.JSONRPC_ERROR, status=status, idem=Idempotency.READ)
+    assert d.retry is retried

@@ -98,7 +98,7 @@ def classify_answer(
     message (see ``quick_read``); the message is then None.
     """
     if status // 100 != 2:  # not 2xx
-        return classify_http_error(status, body, content_type), None
+        return classify_http_error(status, body, content_type, expected_id), None
     if expected_id is None:
         return verdict(Outcome.ACCEPTED), None
     if status == 202:
@@ -118,23 +118,46 @@ def classify_answer(
     return verdict(Outcome.INVALID_ENVELOPE, detail=detail), None
 
 
-def classify_http_error(status: int, body: bytes, content_type: str | None) -> Classification:
-    """A non-2xx answer; a JSON-RPC error inside its body keeps its code and message. A
-    redirect is a hop (``REDIRECT``), not an error."""
+def classify_http_error(
+    status: int, body: bytes, content_type: str | None, expected_id: RequestId | None = None
+) -> Classification:
+    """A non-2xx answer. One whose body is a JSON-RPC error for the request (its id, or null:
+    a server that could not read the id) reads as that error, at the protocol layer, the
+    status kept (2026-07-28 servers answer a JSON-RPC error with the status it maps to: 400
+    for -32602, 404 for -32601); any other JSON-RPC error inside the body keeps its code and
+    message on the ``HTTP_ERROR``. A redirect is a hop (``REDIRECT``), not an error."""
     if status in REDIRECT_STATUSES:
         return verdict(Outcome.REDIRECT, status=status)
     code = message = None
-    error = error_in_body(body, content_type)
-    if error is not None:
+    found = _error_message(body, content_type)
+    if found is not None:
+        payload, error = found
         code = error["code"]
         if isinstance(error.get("message"), str):
             message = error["message"][:MESSAGE_LIMIT]
+        answered = payload.get("id", ...)
+        if (
+            expected_id is not None
+            and message is not None
+            and "result" not in payload  # a well-formed error response (awslabs/mcp #2949)
+            and (answered is None or same_id(answered, expected_id))
+        ):
+            return verdict(Outcome.JSONRPC_ERROR, status=status, code=code, message=message)
     return verdict(Outcome.HTTP_ERROR, status=status, code=code, message=message)
 
 
 def error_in_body(body: bytes, content_type: str | None) -> dict[str, JSON] | None:
     """The JSON-RPC ``error`` object a (non-2xx) JSON body holds, if it holds one with an
     integer code; else None."""
+    found = _error_message(body, content_type)
+    return None if found is None else found[1]
+
+
+def _error_message(
+    body: bytes, content_type: str | None
+) -> tuple[dict[str, JSON], dict[str, JSON]] | None:
+    """The JSON object a (non-2xx) JSON body holds and its ``error`` object, if it holds one
+    with an integer code; else None."""
     if not body or media_type(content_type)[0] != "application/json":
         return None
     try:
@@ -143,7 +166,7 @@ def error_in_body(body: bytes, content_type: str | None) -> dict[str, JSON] | No
         return None
     error = payload.get("error") if isinstance(payload, dict) else None
     if isinstance(error, dict) and _is_int(error.get("code")):
-        return error
+        return payload, error
     return None
 
 

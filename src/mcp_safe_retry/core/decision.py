@@ -144,6 +144,10 @@ def _transient_reason(policy: RetryPolicy, classification: Classification) -> Re
         return Reason.NETWORK_ERROR if healable else None
     if outcome is Outcome.STREAM_INCOMPLETE:
         return Reason.STREAM_INCOMPLETE
-    if outcome is Outcome.HTTP_ERROR and classification.status in policy.retry_statuses:
+    # A JSON-RPC error that came with a non-2xx status is retried only where the status
+    # itself says so (a 503 whose body holds an error); a 2xx one has no status here.
+    if (
+        outcome is Outcome.HTTP_ERROR or outcome is Outcome.JSONRPC_ERROR
+    ) and classification.status in policy.retry_statuses:
         return Reason.RETRYABLE_STATUS
     return None

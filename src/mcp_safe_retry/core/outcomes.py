@@ -79,8 +79,9 @@ redirect (a hop the client follows)."""
 class Classification:
     """The verdict on one exchange.
 
-    ``status`` is set only for HTTP_ERROR and REDIRECT; ``code`` is the JSON-RPC error code
-    wherever one was found (also inside a non-2xx body). The other fields help a person and
+    ``status`` is set only for HTTP_ERROR, REDIRECT and a JSONRPC_ERROR that came in a
+    non-2xx answer; ``code`` is the JSON-RPC error code wherever one was found (also inside
+    a non-2xx body). The other fields help a person and
     never take part in ``as_dict()``.
     """
 

@@ -44,6 +44,7 @@ _seen = tuple.__new__  # a Seen from its values in field order (no keyword call)
 _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
+_REDIRECT = Outcome.REDIRECT
 
 
 class Settling:
@@ -181,7 +182,9 @@ class Settling:
             answered = self._answered
             if retry and not answered and context.ask_budget is not None:
                 return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            counted(context, failed)
+            hop = classification.outcome is _REDIRECT  # the Location's request counts
+            if not hop:
+                counted(context, failed)
             if answered:  # settled again with the budget's answer (last: a True spends a token)
                 self._answered = False
                 stop = self._stop
@@ -191,8 +194,8 @@ class Settling:
                 decision, retry = THROTTLED, False
             # The breaker's ratio counts the call once, when no retry follows.
             admit = self._admit
-            if admit is not None:
-                told(admit, failed, retry_after, ends_call=not retry)
+            if admit is not None:  # a hop: the server answered, but ended no call
+                told(admit, failed, retry_after, ends_call=not (retry or hop))
             if retry:
                 self._spent = True
         return self.record(
