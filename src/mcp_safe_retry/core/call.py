@@ -226,6 +226,7 @@ class Call(Opened):
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.ending.wants_message(),
+                tasks=facts.tasks,
             )
             if head.status == 404 and self.renewing.renewable(classification):
                 command = self.renewing.lost(head, body, classification)

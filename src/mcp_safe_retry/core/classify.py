@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from .envelope import ENVELOPE_BYTES
 from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
@@ -54,6 +56,7 @@ def classify(
     expected_id: RequestId | None = 1,
     method: str = "tools/call",
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    tasks: bool = False,
 ) -> Classification:
     """Classify one HTTP exchange that carried a JSON-RPC message.
 
@@ -64,6 +67,8 @@ def classify(
         expected_id: the request's JSON-RPC id; None for a notification.
         method: the request's JSON-RPC method.
         max_event_bytes: an SSE event larger than this is not parsed.
+        tasks: the request declared the Tasks extension (``core/tasks.py``): a
+            ``tools/call`` may then be answered with a task.
 
     Returns:
         The Classification; this function never raises.
@@ -78,6 +83,7 @@ def classify(
         method=method,
         max_event_bytes=max_event_bytes,
         want_message=False,
+        tasks=tasks,
     )[0]
 
 
@@ -90,6 +96,7 @@ def classify_answer(
     method: str,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     want_message: bool = True,
+    tasks: bool = False,
 ) -> tuple[Classification, JSON]:
     """``classify`` in the rule order of the issue, returning the parsed JSON message too
     (None unless a 2xx JSON body was read) so a caller never parses the body twice.
@@ -111,9 +118,9 @@ def classify_answer(
                 return _SUCCESS[method], None
             if quick is _BY_ENVELOPE:
                 return _SUCCESS_BY_ENVELOPE[method], None
-        return classify_json(body, charset, expected_id, method, exact=False)
+        return classify_json(body, charset, expected_id, method, exact=False, tasks=tasks)
     if kind == "text/event-stream":
-        return classify_sse(body, expected_id, method, max_event_bytes), None
+        return classify_sse(body, expected_id, method, max_event_bytes, tasks), None
     detail = f"unexpected Content-Type {kind or 'none'!r}"
     return verdict(Outcome.INVALID_ENVELOPE, detail=detail), None
 
@@ -171,7 +178,13 @@ def _error_message(
 
 
 def classify_json(
-    body: bytes, charset: str | None, expected_id: RequestId, method: str, *, exact: bool = True
+    body: bytes,
+    charset: str | None,
+    expected_id: RequestId,
+    method: str,
+    *,
+    exact: bool = True,
+    tasks: bool = False,
 ) -> tuple[Classification, JSON]:
     """Classify a whole ``application/json`` body; returns the parsed message too.
 
@@ -188,7 +201,7 @@ def classify_json(
             message = loads(text)
     except (ValueError, LookupError):  # bad JSON, bad bytes, unknown charset
         return verdict(Outcome.MALFORMED_JSON), None
-    return classify_message(message, expected_id, method), message
+    return classify_message(message, expected_id, method, tasks), message
 
 
 def _loose_id_or_code(message: JSON) -> bool:
@@ -202,16 +215,20 @@ def _loose_id_or_code(message: JSON) -> bool:
 
 
 def classify_sse(
-    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int
+    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int, tasks: bool = False
 ) -> Classification:
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
     for block in decoder.decode(body) + decoder.finish():
         if isinstance(block, Run):
-            hits = classify_events(block.datas, expected_id, method, want_message=False)
+            hits = classify_events(
+                block.datas, expected_id, method, want_message=False, tasks=tasks
+            )
             found = hits[0][1] if hits else None
         else:
-            found = classify_event(block.data, block.event, expected_id, method, want_message=False)
+            found = classify_event(
+                block.data, block.event, expected_id, method, want_message=False, tasks=tasks
+            )
         if found is not None:
             return found[0]
     if decoder.oversized:
@@ -226,6 +243,7 @@ def classify_event(
     method: str,
     *,
     want_message: bool = True,
+    tasks: bool = False,
 ) -> tuple[Classification, Any] | None:
     """Classify one SSE event if it answers ``expected_id``; None if it is for someone else.
 
@@ -257,7 +275,7 @@ def classify_event(
         message = loads(data)  # ids, codes and a re-sent body need exact integers
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
-    return classify_message(message, expected_id, method), message
+    return classify_message(message, expected_id, method, tasks), message
 
 
 def classify_events(
@@ -266,6 +284,7 @@ def classify_events(
     method: str,
     *,
     want_message: bool = True,
+    tasks: bool = False,
 ) -> list[tuple[int, tuple[Classification, Any]]]:
     """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
     index and finding of each it does not find None for, in order; usually none (the
@@ -273,15 +292,18 @@ def classify_events(
     found = []
     for index in not_requests(datas, expected_id, method):
         answer = classify_event(
-            datas[index], "message", expected_id, method, want_message=want_message
+            datas[index], "message", expected_id, method, want_message=want_message, tasks=tasks
         )
         if answer is not None:
             found.append((index, answer))
     return found
 
 
-def classify_message(message: JSON, expected_id: RequestId, method: str) -> Classification:
-    """Classify a parsed JSON-RPC response: envelope first, then the result."""
+def classify_message(
+    message: JSON, expected_id: RequestId, method: str, tasks: bool = False
+) -> Classification:
+    """Classify a parsed JSON-RPC response: envelope first, then the result (``tasks``: the
+    request declared the Tasks extension)."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return verdict(Outcome.INVALID_ENVELOPE, detail="not a JSON-RPC 2.0 object")
     has_result, has_error = "result" in message, "error" in message
@@ -304,7 +326,7 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
         )
     if not same_id(response_id, expected_id):
         return verdict(Outcome.INVALID_ENVELOPE, detail="response id does not match")
-    return _classify_result(message["result"], method)
+    return _classify_result(message["result"], method, tasks)
 
 
 # Frozen values, so the common verdicts are shared rather than built per call.
@@ -340,7 +362,7 @@ _RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=E
 _SUCCESS_BY_ENVELOPE = _ByMethod(_TOOL_BY_ENVELOPE, _RPC_BY_ENVELOPE)
 
 
-def _classify_result(result: JSON, method: str) -> Classification:
+def _classify_result(result: JSON, method: str, tasks: bool = False) -> Classification:
     invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
     if not isinstance(result, dict):
         return verdict(invalid, detail="result is not an object")
@@ -350,10 +372,20 @@ def _classify_result(result: JSON, method: str) -> Classification:
         if "inputRequests" not in result and "requestState" not in result:
             return verdict(invalid, detail="input_required without inputRequests or requestState")
         return verdict(Outcome.INPUT_REQUIRED, result_type=result_type)
+    if result_type == "task" and method == "tools/call":
+        return _created_task(result, tasks)
     if result_type != "complete":
         return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
+    if method == "tasks/get":
+        return _polled_task(result)
     if method != "tools/call":
         return _RPC_SUCCESS
+    return _tool_result(result, result_type)
+
+
+def _tool_result(result: dict[str, JSON], result_type: str) -> Classification:
+    """A ``CallToolResult`` (complete): a success, a tool error, or invalid."""
+    invalid = Outcome.INVALID_TOOL_RESULT
     if not isinstance(result.get("content"), list):
         return verdict(invalid, detail="content is not an array", result_type=result_type)
     is_error = result.get("isError", False)
@@ -362,6 +394,75 @@ def _classify_result(result: JSON, method: str) -> Classification:
     if is_error:
         return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
     return _TOOL_SUCCESS
+
+
+def _task_fields(result: dict[str, JSON]) -> tuple[str, str] | None:
+    """A task's id and status: the result's own (SEP-2663: ``Result & Task``), or those of
+    its ``task`` object (an earlier draft's shape); None when neither holds both as strings."""
+    for holder in (result, result.get("task")):
+        if isinstance(holder, dict):
+            task_id, status = holder.get("taskId"), holder.get("status")
+            if isinstance(task_id, str) and isinstance(status, str):
+                return task_id, status
+    return None
+
+
+def _created_task(result: dict[str, JSON], tasks: bool) -> Classification:
+    """A ``tools/call`` answered ``resultType: "task"`` (a ``CreateTaskResult``): valid only
+    for a request that declared the extension ("a client that receives CreateTaskResult in
+    response to an unsupported request type MUST interpret this as an invalid response")."""
+    invalid = Outcome.INVALID_TOOL_RESULT
+    if not tasks:
+        detail = "resultType 'task' answered a request that did not declare the Tasks extension"
+        return verdict(invalid, detail=detail, result_type="task")
+    fields = _task_fields(result)
+    if fields is None:
+        return verdict(
+            invalid, detail="a task result without taskId and status", result_type="task"
+        )
+    task_id, status = fields
+    return verdict(
+        Outcome.TASK_CREATED, result_type="task", task_id=task_id[:200], task_status=status[:40]
+    )
+
+
+def _polled_task(result: dict[str, JSON]) -> Classification:
+    """A ``tasks/get`` answer, as the outcome of the tool call whose task it reports: a
+    terminal one is that call's (completed: its tool result; failed: its JSON-RPC error;
+    cancelled), ``working`` and ``input_required`` are neither its success nor its failure."""
+    fields = _task_fields(result)
+    if fields is None:
+        return verdict(Outcome.INVALID_ENVELOPE, detail="a tasks/get result without a task")
+    task_id, status = fields
+    task: dict[str, Any] = {
+        "task_id": task_id[:200],
+        "task_status": status[:40],
+        "result_type": "complete",
+    }
+    if status == "completed":
+        inner = result.get("result")
+        if not isinstance(inner, dict):
+            return verdict(
+                Outcome.INVALID_TOOL_RESULT, detail="completed task without a result", **task
+            )
+        return attrs.evolve(_tool_result(inner, "complete"), **task)
+    if status == "failed":
+        error = result.get("error")
+        if (
+            not isinstance(error, dict)
+            or not _is_int(error.get("code"))
+            or not isinstance(error.get("message"), str)
+        ):
+            return verdict(Outcome.INVALID_ENVELOPE, detail="failed task without an error", **task)
+        message = error["message"][:MESSAGE_LIMIT]
+        return verdict(
+            Outcome.JSONRPC_ERROR, code=error["code"], message=message, detail="task failed", **task
+        )
+    if status == "cancelled":
+        return verdict(Outcome.TASK_CANCELLED, detail="task cancelled", **task)
+    if status in ("working", "input_required"):
+        return verdict(Outcome.TASK_WORKING, detail=f"task {status}", **task)
+    return verdict(Outcome.INVALID_ENVELOPE, detail=f"unknown task status {status[:40]!r}", **task)
 
 
 def _first_text(result: dict[str, JSON]) -> str | None:

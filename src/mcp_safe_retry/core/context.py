@@ -24,6 +24,7 @@ from .origin import ResendDetector
 from .policy import RetryPolicy
 from .records import History, Seen
 from .session import Sessions
+from .tasks import TaskTable
 
 __all__ = ["CallContext", "Reopens"]
 
@@ -61,6 +62,7 @@ class CallContext(Protocol):
     detector: ResendDetector
     guard: GuardTable
     latencies: Latencies
+    tasks: TaskTable
 
     def fresh_id(self) -> str: ...
 

@@ -47,6 +47,8 @@ class Reason(StrEnum):
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
     DUPLICATE_HELD = "duplicate_held"  # the same UNSAFE call may have run: nothing sent
     REDIRECT = "redirect"  # a 3xx hop: the client sends the request on to its Location
+    TASK_CREATED = "task_created"  # answered with a task (Tasks extension): the server runs it
+    TASK_WORKING = "task_working"  # a poll of a task not finished: neither success nor failure
 
 
 @attrs.frozen
@@ -128,6 +130,9 @@ SETTLED: Mapping[Outcome, Decision] = MappingProxyType(
         **dict.fromkeys(SUCCESSES, _STOP_SUCCESS),
         # A redirect: the client sends the request on to its Location, not ours to re-send.
         Outcome.REDIRECT: _STOP_REDIRECT,
+        # A task created, or still running: the server has the call; the client polls.
+        Outcome.TASK_CREATED: Decision.stop(Reason.TASK_CREATED),
+        Outcome.TASK_WORKING: Decision.stop(Reason.TASK_WORKING),
     }
 )
 """The outcomes whose attempt the outcome alone settles, whatever the policy, the attempt

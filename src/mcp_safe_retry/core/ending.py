@@ -72,6 +72,7 @@ class Ending:
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.wants_message(),
+                tasks=facts.tasks,
             )
         )
 

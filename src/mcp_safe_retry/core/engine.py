@@ -27,6 +27,7 @@ from .policy import RetryPolicy
 from .records import History, Seen
 from .session import SESSION_HEADER, Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
+from .tasks import TaskTable
 
 __all__ = ["Engine"]
 
@@ -96,6 +97,7 @@ class Engine:
         self.sessions = Sessions()
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
+        self.tasks = TaskTable()  # the tasks its tools/call requests created (core/tasks.py)
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix

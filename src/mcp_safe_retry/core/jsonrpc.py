@@ -7,6 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from .tasks import TASKS_EXTENSION, declares_tasks
+
+_TASKS_NAME = TASKS_EXTENSION.encode()
+
 _orjson_loads: Callable[[bytes | bytearray], Any] | None
 try:  # optional: the same results, faster (see loads)
     import orjson
@@ -30,6 +34,8 @@ else:
     class _CallParams(msgspec.Struct):
         name: str
         arguments: msgspec.Raw = msgspec.Raw()  # skipped, not built
+        # Any value, not built: read only if it names the Tasks extension (parse_request).
+        meta: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="_meta")
 
     class _Call(msgspec.Struct):
         jsonrpc: Literal["2.0"]
@@ -216,6 +222,9 @@ class RequestFacts(NamedTuple):
     source: bytes = b""  # the body as sent
     # The message as read (integers past 64 bits perhaps as floats); None if not built.
     parsed: dict[str, JSON] | None = None
+    # A tools/call that declares the Tasks extension in its _meta (core/tasks.py): it may
+    # be answered with a task.
+    tasks: bool = False
 
     def __repr__(self) -> str:  # never the body: it holds the arguments
         return (
@@ -251,10 +260,16 @@ def parse_request(body: bytes) -> RequestFacts | None:
     """
     call = read_shape(_decode_call, body)
     if call is not None:
+        params = call.params
+        meta = params.meta  # 2026-07-28 requests carry one: their client capabilities
+        tasks = False
+        if meta:
+            text = bytes(meta)
+            tasks = _TASKS_NAME in text and declares_tasks(loads(text))
         # Every field in order, built in C (a NamedTuple's keyword-taking __new__ is Python).
         return _new(
             RequestFacts,
-            ("tools/call", call.id, call.params.name, _new(Digest, (body, None)), body, None),
+            ("tools/call", call.id, params.name, _new(Digest, (body, None)), body, None, tasks),
         )
     try:
         message = loads(body, exact=False)
@@ -275,10 +290,12 @@ def parse_request(body: bytes) -> RequestFacts | None:
         request_id = None
     params = message.get("params")
     tool = None
+    tasks = False
     if method == "tools/call" and isinstance(params, dict):
         name = params.get("name")
         tool = name if isinstance(name, str) else None
-    return RequestFacts(method, request_id, tool, Digest(body, message), body, message)
+        tasks = declares_tasks(params.get("_meta"))
+    return RequestFacts(method, request_id, tool, Digest(body, message), body, message, tasks)
 
 
 def read_shape(decode: Callable[[bytes | bytearray], Any] | None, body: bytes | bytearray) -> Any:

@@ -18,6 +18,7 @@ from .jsonrpc import JSON, RequestId
 from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
+from .tasks import TaskLink, TaskOrigin
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -34,6 +35,7 @@ __all__ = [
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
+_TASK_CREATED = Outcome.TASK_CREATED
 
 
 class _Taken(NamedTuple):
@@ -90,7 +92,17 @@ def _built(snapshot: Snapshot) -> CallRecord:
         started_at=fixed.started_at,
         duration=max(0.0, snapshot.now - start),
         duplicate_of=fixed.duplicate,
+        task=_task(fixed, final),
     )
+
+
+def _task(fixed: Fixed, final: Classification | None) -> TaskLink | None:
+    """The record's task: the one its answer names (a task created, a poll's), with the
+    call that created it as the request's task said (``Fixed.task``); else the request's."""
+    named = fixed.task
+    if final is None or final.task_id is None:
+        return named
+    return TaskLink(final.task_id, final.task_status, None if named is None else named.created_by)
 
 
 class RecordRef:
@@ -229,6 +241,13 @@ class Books(RecordRef):
         facts = fixed.facts
         if facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
+        task_id = final.task_id
+        if task_id is not None:  # a task answer (the Tasks extension): kept for its polls
+            if final.outcome is _TASK_CREATED:
+                origin = TaskOrigin(facts.id, facts.tool, fixed.started_at)
+                context.tasks.created(task_id, origin, final.task_status or "working")
+            elif final.task_status is not None:
+                context.tasks.polled(task_id, final.task_status)
         if facts.id is not None:
             if wire_id is not facts.id:
                 context.observed.settled(session, facts.id)

@@ -26,6 +26,7 @@ from .records import Fixed, RetryOrigin
 from .servers import key_of
 from .session import SESSION_HEADER
 from .settling import Settling
+from .tasks import TASK_METHODS, TaskLink, task_id_of
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -73,7 +74,7 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        content = guarded = duplicate = None
+        content = guarded = duplicate = task = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
@@ -90,6 +91,10 @@ class Opened:
                     _declared(declared) or context.request_kind(facts.method, facts.tool)[0]
                 )
                 watched = context.guard.watches(facts.method, idempotency)
+            if facts.method in TASK_METHODS:  # names a task: the record names its creator
+                task_id = task_id_of(facts.parsed)
+                if task_id is not None:
+                    task = TaskLink(task_id, None, context.tasks.origin(task_id))
             breaker = context.breaker
             where = url  # written out once, by the first part that needs the server's key
             if breaker is not None:
@@ -118,6 +123,7 @@ class Opened:
                 now,  # start
                 context.wall_clock(),  # started_at
                 duplicate,
+                task,
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
