@@ -2,7 +2,7 @@
 
 The official ``mcp`` 2.x client calls the kitchen's ``lookup`` tool through
 ``mcp_safe_retry.httpx2.mcp_client``. The kitchen runs in a process of its own
-(``python -m mcp_safe_retry_kitchen``) with the ``latency.slow_tail`` scenario: one
+(``python -m mcp_safe_retry.kitchen``) with the ``latency.slow_tail`` scenario: one
 ``tools/call`` POST in ``slowEvery`` waits ``slowMs`` before it reaches the server, the others
 ``fastMs`` plus up to ``jitterMs``. The draw is made per POST from a seed, so a hedged copy of
 a slow request is usually fast, and a run replays exactly.
@@ -100,11 +100,11 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 class Kitchen:
-    """``python -m mcp_safe_retry_kitchen`` in a child process, stopped on exit."""
+    """``python -m mcp_safe_retry.kitchen`` in a child process, stopped on exit."""
 
     def __init__(self, start_timeout_s: float = 30.0) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "mcp_safe_retry_kitchen", "--port", "0"],
+            [sys.executable, "-m", "mcp_safe_retry.kitchen", "--port", "0"],
             stdout=subprocess.PIPE,
             text=True,
         )

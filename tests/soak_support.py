@@ -52,6 +52,7 @@ from mcp_safe_retry import (
     get_record,
 )
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
+from mcp_safe_retry.kitchen import KitchenServer, KitchenState, PostRecord
 from mcp_safe_retry.records import (
     CONTAINED_ERROR_CODE,
     Attempt,
@@ -60,7 +61,6 @@ from mcp_safe_retry.records import (
     Reason,
     RetryOrigin,
 )
-from mcp_safe_retry_kitchen import KitchenServer, KitchenState, PostRecord
 
 __all__ = [
     "FAULTS",

@@ -23,7 +23,7 @@ _IMPURE_OURS = (
     "mcp_safe_retry.cli",
     "mcp_safe_retry.redis",
     "mcp_safe_retry.otel",
-    "mcp_safe_retry_kitchen",
+    "mcp_safe_retry.kitchen",
 )
 _IMPURE_LIBRARIES = {
     "tenacity", "httpx", "httpx2", "httpcore", "anyio", "trio", "asyncio", "sniffio",
@@ -147,7 +147,7 @@ def test_the_core_imports_nothing_that_does_io() -> None:
 # What each layer never imports. The face is the package's top-level modules (``__init__``,
 # ``policy``, ``records``, ...); the CLI, the framework adapters and the kitchen sit above it.
 _FACE = "face"
-_ABOVE = ("mcp_safe_retry.cli", "mcp_safe_retry.frameworks", "mcp_safe_retry_kitchen")
+_ABOVE = ("mcp_safe_retry.cli", "mcp_safe_retry.frameworks", "mcp_safe_retry.kitchen")
 _NEVER = {
     "mcp_safe_retry.core": (
         _FACE,
@@ -198,7 +198,7 @@ def test_the_layer_check_finds_an_upward_import() -> None:
         "mcp_safe_retry.core.call": {"mcp_safe_retry.core.events", "mcp_safe_retry.policy"},
         "mcp_safe_retry.shells.httpx_async": {"mcp_safe_retry.cli.demo"},
         "mcp_safe_retry.policy": {"mcp_safe_retry.core.policy"},
-        "mcp_safe_retry.cli.demo": {"mcp_safe_retry.httpx2", "mcp_safe_retry_kitchen"},
+        "mcp_safe_retry.cli.demo": {"mcp_safe_retry.httpx2", "mcp_safe_retry.kitchen"},
     }
     assert _upward(graph) == [
         "mcp_safe_retry.core.call -> mcp_safe_retry.policy",

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mcp_safe_retry import Idempotency, classify
+from mcp_safe_retry.kitchen import KitchenState, PostRecord
 from mcp_safe_retry.records import Attempt, CallRecord, Decision, Reason, RetryOrigin
-from mcp_safe_retry_kitchen import KitchenState, PostRecord
 from tests.soak_support import (
     FAULTS,
     PATHS,

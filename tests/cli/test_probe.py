@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from mcp_safe_retry.cli import main
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import CircuitBreaker, History, Idempotency, RetryBudget, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

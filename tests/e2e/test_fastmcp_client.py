@@ -24,11 +24,11 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import History, Idempotency, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
-from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "sdks.md"
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_readme_fastmcp_snippet_runs_as_pasted() -> None:
         namespace: dict[str, Any] = {"__name__": "readme"}
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec(compile(code, "README.md", "exec"), namespace)
+            exec(compile(code, "docs/sdks.md", "exec"), namespace)
         history: History = namespace["history"]
         (lookup,) = calls(history, "lookup")
         assert lookup.http_statuses == (503, 200)

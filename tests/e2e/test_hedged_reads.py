@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_safe_retry import History, Idempotency, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
-from mcp_safe_retry_kitchen import KitchenServer, parse_scenario
+from mcp_safe_retry.kitchen import KitchenServer, parse_scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -15,8 +15,8 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import History, Idempotency, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.records import Outcome, RetryOrigin
-from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

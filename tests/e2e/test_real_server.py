@@ -38,8 +38,8 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry.httpx2 import AsyncRetryTransport as AsyncRetryTransport2
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.kitchen import KitchenServer, KitchenState
 from mcp_safe_retry.records import CONTAINED_ERROR_CODE, CallRecord, Outcome, Reason, RetryOrigin
-from mcp_safe_retry_kitchen import KitchenServer, KitchenState
 
 pytestmark = pytest.mark.e2e
 

@@ -20,8 +20,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_safe_retry import History, Idempotency, RetryPolicy
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
 from mcp_safe_retry.httpx2 import mcp_client
+from mcp_safe_retry.kitchen import KitchenServer
 from mcp_safe_retry.records import Reason
-from mcp_safe_retry_kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 CALLS = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kitchen_wire import StartKitchen
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 StartKitchen = Callable[..., KitchenServer]
 """The `start_kitchen` fixture: `KitchenServer` arguments in, a started kitchen out."""

@@ -17,7 +17,7 @@ from kitchen_wire import (
     modern_headers,
 )
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,7 @@ from kitchen_wire import (
     sse_messages,
 )
 
-from mcp_safe_retry_kitchen import MALFORMED_KINDS, KitchenServer
+from mcp_safe_retry.kitchen import MALFORMED_KINDS, KitchenServer
 
 pytestmark = pytest.mark.e2e
 

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_safe_retry_kitchen import SCENARIO_NAMES, ScenarioError, parse_scenario
-from mcp_safe_retry_kitchen._actions import Abort, DropSession, Pass, Reply, Respond, Truncate
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match
-from mcp_safe_retry_kitchen._runs import DEFAULT_RUN, Runs, parse_query, query_for
-from mcp_safe_retry_kitchen._scenario_base import RunCounters, Scenario
+from mcp_safe_retry.kitchen import SCENARIO_NAMES, ScenarioError, parse_scenario
+from mcp_safe_retry.kitchen._actions import Abort, DropSession, Pass, Reply, Respond, Truncate
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match
+from mcp_safe_retry.kitchen._runs import DEFAULT_RUN, Runs, parse_query, query_for
+from mcp_safe_retry.kitchen._scenario_base import RunCounters, Scenario
 
 
 def call(tool: str = "charge", request_id: int = 1, session: str | None = None) -> RequestFacts:

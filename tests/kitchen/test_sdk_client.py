@@ -17,7 +17,7 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -20,7 +20,7 @@ from kitchen_wire import (
     modern_headers,
 )
 
-from mcp_safe_retry_kitchen import KitchenServer, ScenarioError
+from mcp_safe_retry.kitchen import KitchenServer, ScenarioError
 
 pytestmark = pytest.mark.e2e
 
@@ -164,7 +164,7 @@ def test_module_entry_prints_its_url_and_serves() -> None:
     }
     args = ["--port", "0", "--scenario", "errors.tool_error", "--params", '{"tool": "charge"}']
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_safe_retry_kitchen", *args],
+        [sys.executable, "-m", "mcp_safe_retry.kitchen", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -196,7 +196,7 @@ def test_module_entry_prints_its_url_and_serves() -> None:
 def test_module_entry_rejects_bad_params() -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     done = subprocess.run(
-        [sys.executable, "-m", "mcp_safe_retry_kitchen", "--scenario", "nope"],
+        [sys.executable, "-m", "mcp_safe_retry.kitchen", "--scenario", "nope"],
         capture_output=True,
         env=env,
         text=True,

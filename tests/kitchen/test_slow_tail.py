@@ -20,11 +20,11 @@ from kitchen_wire import (
     modern_headers,
 )
 
-from mcp_safe_retry_kitchen import KitchenServer, KitchenState, ScenarioError, parse_scenario
-from mcp_safe_retry_kitchen._actions import Late, Pass
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._real_server import MAX_SLOW_TAIL_MS, SlowTail
-from mcp_safe_retry_kitchen._scenario_base import RunCounters
+from mcp_safe_retry.kitchen import KitchenServer, KitchenState, ScenarioError, parse_scenario
+from mcp_safe_retry.kitchen._actions import Late, Pass
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._real_server import MAX_SLOW_TAIL_MS, SlowTail
+from mcp_safe_retry.kitchen._scenario_base import RunCounters
 
 NAME = "latency.slow_tail"
 

@@ -15,7 +15,7 @@ from kitchen_wire import (
     sse_messages,
 )
 
-from mcp_safe_retry_kitchen import KitchenServer
+from mcp_safe_retry.kitchen import KitchenServer
 
 pytestmark = pytest.mark.e2e
 

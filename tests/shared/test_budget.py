@@ -256,13 +256,12 @@ def test_calls_through_a_transport_survive_redis_going_away(
 
 
 def test_readme_fleet_snippets_run_as_written(redis_server: RedisServer) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Fleet: shared budget and breaker", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    page = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.DOTALL)
     assert len(blocks) == 2
     for block in blocks:
         code = block.replace("redis://127.0.0.1:6379/0", redis_server.url)
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/fleet.md", "exec"), {})
 
 
 def test_a_forgotten_budget_leaves_no_thread_behind(redis_server: RedisServer) -> None:

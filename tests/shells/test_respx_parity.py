@@ -24,7 +24,7 @@ from mcp_safe_retry.policy import Jitter
 from tests.helpers import ok_result, tool_call
 
 pytestmark = pytest.mark.anyio
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 URL = "http://127.0.0.1:9/mcp"  # loopback: nothing leaves this machine if a mock slips
 POLICY = RetryPolicy(tools={"lookup": Idempotency.READ}, jitter=Jitter.NONE)
 Answer = Callable[[dict[str, Any]], httpx.Response] | Exception
@@ -138,5 +138,5 @@ def test_readme_respx_snippet_runs_as_pasted() -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     (code,) = [block for block in blocks if "respx.mock" in block]
     namespace: dict[str, Any] = {"__name__": "readme"}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/testing.md", "exec"), namespace)
     namespace["test_lookup_is_retried_after_a_503"]()

@@ -160,7 +160,7 @@ async def run_demo(
     progress: Callable[[str], None] | None = None,
 ) -> int:
     """Run every case against a kitchen on loopback; print the table; 0 if all held."""
-    from mcp_safe_retry_kitchen import KitchenServer
+    from mcp_safe_retry.kitchen import KitchenServer
 
     say = progress or (lambda line: print(line, file=out, flush=True))
     # The SDK logs each failure it is shown with a traceback; the table says it better.

@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["kitchen"]:  # its own parser, options passed on untouched
         try:
-            from mcp_safe_retry_kitchen.__main__ import main as kitchen_main
+            from mcp_safe_retry.kitchen.__main__ import main as kitchen_main
         except ImportError:
             print(f"mcp-safe-retry: {_NEEDS_MCP}", file=sys.stderr)
             return 2

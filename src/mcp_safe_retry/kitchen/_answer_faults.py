@@ -9,10 +9,10 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import Action, Pass, Reply, Respond
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match, Params
-from mcp_safe_retry_kitchen._scenario_base import JSON_HEADERS, RunCounters, jsonrpc_error
+from mcp_safe_retry.kitchen._actions import Action, Pass, Reply, Respond
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match, Params
+from mcp_safe_retry.kitchen._scenario_base import JSON_HEADERS, RunCounters, jsonrpc_error
 
 __all__ = ["HttpStatusSequence", "JsonRpcErrorScenario", "RateLimit", "ToolErrorScenario"]
 

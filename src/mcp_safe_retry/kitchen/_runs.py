@@ -16,9 +16,9 @@ from urllib.parse import parse_qs, urlencode
 
 import attrs
 
-from mcp_safe_retry_kitchen._params import ScenarioError
-from mcp_safe_retry_kitchen._scenario_base import RunCounters, Scenario
-from mcp_safe_retry_kitchen._scenarios import parse_scenario
+from mcp_safe_retry.kitchen._params import ScenarioError
+from mcp_safe_retry.kitchen._scenario_base import RunCounters, Scenario
+from mcp_safe_retry.kitchen._scenarios import parse_scenario
 
 DEFAULT_RUN = ""
 

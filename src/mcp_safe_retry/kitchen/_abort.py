@@ -16,7 +16,7 @@ from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-ABORT_EXTENSION = "mcp_safe_retry_kitchen.abort"
+ABORT_EXTENSION = "mcp_safe_retry.kitchen.abort"
 """Key in `scope["extensions"]` of the connection-dropping callable."""
 
 AbortFn = Callable[[bool], Awaitable[None]]

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_safe_retry_kitchen._actions import (
+from mcp_safe_retry.kitchen._actions import (
     Abort,
     Action,
     DropSession,
@@ -28,8 +28,8 @@ from mcp_safe_retry_kitchen._actions import (
     Respond,
     Truncate,
 )
-from mcp_safe_retry_kitchen._book import KitchenBook
-from mcp_safe_retry_kitchen._exchange import (
+from mcp_safe_retry.kitchen._book import KitchenBook
+from mcp_safe_retry.kitchen._exchange import (
     Exchange,
     client_left,
     read_body,
@@ -39,13 +39,13 @@ from mcp_safe_retry_kitchen._exchange import (
     wire,
     with_length,
 )
-from mcp_safe_retry_kitchen._facts import RequestFacts, read_facts
-from mcp_safe_retry_kitchen._params import ScenarioError
-from mcp_safe_retry_kitchen._runs import Runs, parse_query
-from mcp_safe_retry_kitchen._scenario_base import jsonrpc_error, session_not_found
-from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES
-from mcp_safe_retry_kitchen._tools import RUN_SCOPE_KEY
-from mcp_safe_retry_kitchen._wire import (
+from mcp_safe_retry.kitchen._facts import RequestFacts, read_facts
+from mcp_safe_retry.kitchen._params import ScenarioError
+from mcp_safe_retry.kitchen._runs import Runs, parse_query
+from mcp_safe_retry.kitchen._scenario_base import jsonrpc_error, session_not_found
+from mcp_safe_retry.kitchen._scenarios import SCENARIO_NAMES
+from mcp_safe_retry.kitchen._tools import RUN_SCOPE_KEY
+from mcp_safe_retry.kitchen._wire import (
     JSON_CONTENT_TYPE,
     SSE_HEADERS,
     WireResponse,

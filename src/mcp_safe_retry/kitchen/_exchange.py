@@ -11,12 +11,12 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from mcp_safe_retry_kitchen._abort import ABORT_EXTENSION, AbortFn
-from mcp_safe_retry_kitchen._actions import Reply
-from mcp_safe_retry_kitchen._book import KitchenBook
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._runs import Run
-from mcp_safe_retry_kitchen._wire import JSON_CONTENT_TYPE, WireResponse
+from mcp_safe_retry.kitchen._abort import ABORT_EXTENSION, AbortFn
+from mcp_safe_retry.kitchen._actions import Reply
+from mcp_safe_retry.kitchen._book import KitchenBook
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._runs import Run
+from mcp_safe_retry.kitchen._wire import JSON_CONTENT_TYPE, WireResponse
 
 __all__ = [
     "MAX_BODY_BYTES",

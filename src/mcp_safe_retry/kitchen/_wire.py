@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import MalformedKind
-from mcp_safe_retry_kitchen._facts import SESSION_HEADER, RequestFacts
+from mcp_safe_retry.kitchen._actions import MalformedKind
+from mcp_safe_retry.kitchen._facts import SESSION_HEADER, RequestFacts
 
 Headers = tuple[tuple[bytes, bytes], ...]
 SSE_HEADERS: Headers = (

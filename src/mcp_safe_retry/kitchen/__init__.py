@@ -8,17 +8,17 @@ gets its own counters, with a server default for bare `/mcp`.
 Nothing in the mcp-safe-retry core imports this package; it needs the `kitchen` extra.
 """
 
-from mcp_safe_retry_kitchen._actions import ABORT_MODES, MALFORMED_KINDS
-from mcp_safe_retry_kitchen._book import KitchenState, PostRecord
-from mcp_safe_retry_kitchen._params import ScenarioError
-from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES, parse_scenario
-from mcp_safe_retry_kitchen._server import (
+from mcp_safe_retry.kitchen._actions import ABORT_MODES, MALFORMED_KINDS
+from mcp_safe_retry.kitchen._book import KitchenState, PostRecord
+from mcp_safe_retry.kitchen._params import ScenarioError
+from mcp_safe_retry.kitchen._scenarios import SCENARIO_NAMES, parse_scenario
+from mcp_safe_retry.kitchen._server import (
     KitchenConfig,
     KitchenServer,
     build_kitchen_app,
     run_kitchen,
 )
-from mcp_safe_retry_kitchen._tools import SERVER_NAME, build_mcp_server
+from mcp_safe_retry.kitchen._tools import SERVER_NAME, build_mcp_server
 
 __all__ = [
     "ABORT_MODES",

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from mcp_safe_retry_kitchen._book import JsonId
+from mcp_safe_retry.kitchen._book import JsonId
 
 SESSION_HEADER = "mcp-session-id"
 PROTOCOL_VERSION_HEADER = "mcp-protocol-version"

@@ -18,9 +18,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from mcp_safe_retry_kitchen._book import KitchenBook
+from mcp_safe_retry.kitchen._book import KitchenBook
 
-RUN_SCOPE_KEY = "mcp_safe_retry_kitchen.run"
+RUN_SCOPE_KEY = "mcp_safe_retry.kitchen.run"
 """ASGI scope key where the fault layer leaves the run a request belongs to."""
 
 SERVER_NAME = "mcp-safe-retry-kitchen"

@@ -8,10 +8,10 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import Action, Late, Pass
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match, Params, ScenarioError
-from mcp_safe_retry_kitchen._scenario_base import RunCounters
+from mcp_safe_retry.kitchen._actions import Action, Late, Pass
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match, Params, ScenarioError
+from mcp_safe_retry.kitchen._scenario_base import RunCounters
 
 __all__ = ["MAX_SLOW_TAIL_MS", "Baseline", "ElicitationApproval", "SlowTail"]
 

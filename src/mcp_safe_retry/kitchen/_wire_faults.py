@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import (
+from mcp_safe_retry.kitchen._actions import (
     ABORT_MODES,
     MALFORMED_KINDS,
     Abort,
@@ -18,9 +18,9 @@ from mcp_safe_retry_kitchen._actions import (
     Pass,
     Truncate,
 )
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match, Params, ScenarioError
-from mcp_safe_retry_kitchen._scenario_base import WHEN, RunCounters
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match, Params, ScenarioError
+from mcp_safe_retry.kitchen._scenario_base import WHEN, RunCounters
 
 __all__ = ["ConnectionAbort", "Malformed", "SseTruncated"]
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from mcp_safe_retry_kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._facts import RequestFacts
 
 ANY_METHOD = "*"
 

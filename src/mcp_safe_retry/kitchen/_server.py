@@ -13,12 +13,12 @@ import attrs
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcp_safe_retry_kitchen._abort import AbortableH11Protocol
-from mcp_safe_retry_kitchen._book import KitchenBook, KitchenState
-from mcp_safe_retry_kitchen._layer import FaultLayer
-from mcp_safe_retry_kitchen._runs import Runs, parse_query, query_for
-from mcp_safe_retry_kitchen._scenarios import parse_scenario
-from mcp_safe_retry_kitchen._tools import build_mcp_server
+from mcp_safe_retry.kitchen._abort import AbortableH11Protocol
+from mcp_safe_retry.kitchen._book import KitchenBook, KitchenState
+from mcp_safe_retry.kitchen._layer import FaultLayer
+from mcp_safe_retry.kitchen._runs import Runs, parse_query, query_for
+from mcp_safe_retry.kitchen._scenarios import parse_scenario
+from mcp_safe_retry.kitchen._tools import build_mcp_server
 
 LOOPBACK = "127.0.0.1"
 

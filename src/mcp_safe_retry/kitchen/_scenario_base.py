@@ -13,9 +13,9 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import Action, Reply
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match
+from mcp_safe_retry.kitchen._actions import Action, Reply
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match
 
 __all__ = [
     "JSON_HEADERS",

@@ -1,4 +1,4 @@
-"""`python -m mcp_safe_retry_kitchen`: serve a kitchen on 127.0.0.1 and print its MCP URL.
+"""`python -m mcp_safe_retry.kitchen`: serve a kitchen on 127.0.0.1 and print its MCP URL.
 
 The first stdout line is the URL, so a parent process (for instance a test running an
 mcp 1.x client, which cannot import mcp 2.x) can start the kitchen and read where it is.
@@ -11,15 +11,15 @@ import json
 import sys
 from collections.abc import Sequence
 
-from mcp_safe_retry_kitchen._params import ScenarioError
-from mcp_safe_retry_kitchen._scenarios import SCENARIO_NAMES
-from mcp_safe_retry_kitchen._server import run_kitchen
+from mcp_safe_retry.kitchen._params import ScenarioError
+from mcp_safe_retry.kitchen._scenarios import SCENARIO_NAMES
+from mcp_safe_retry.kitchen._server import run_kitchen
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser."""
     parser = argparse.ArgumentParser(
-        prog="python -m mcp_safe_retry_kitchen",
+        prog="python -m mcp_safe_retry.kitchen",
         description="Serve the mcp-safe-retry fault-injection MCP server on 127.0.0.1.",
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (default 0: a free one)")

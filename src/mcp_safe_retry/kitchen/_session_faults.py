@@ -7,10 +7,10 @@ from typing import ClassVar
 
 import attrs
 
-from mcp_safe_retry_kitchen._actions import Action, DropSession, Pass
-from mcp_safe_retry_kitchen._facts import RequestFacts
-from mcp_safe_retry_kitchen._params import Match, Params
-from mcp_safe_retry_kitchen._scenario_base import RunCounters, session_not_found
+from mcp_safe_retry.kitchen._actions import Action, DropSession, Pass
+from mcp_safe_retry.kitchen._facts import RequestFacts
+from mcp_safe_retry.kitchen._params import Match, Params
+from mcp_safe_retry.kitchen._scenario_base import RunCounters, session_not_found
 
 __all__ = ["SessionDropped", "SessionExpired"]
 

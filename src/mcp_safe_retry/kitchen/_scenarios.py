@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mcp_safe_retry_kitchen._answer_faults import (
+from mcp_safe_retry.kitchen._answer_faults import (
     HttpStatusSequence,
     JsonRpcErrorScenario,
     RateLimit,
     ToolErrorScenario,
 )
-from mcp_safe_retry_kitchen._params import Params, ScenarioError
-from mcp_safe_retry_kitchen._real_server import Baseline, ElicitationApproval, SlowTail
-from mcp_safe_retry_kitchen._scenario_base import Scenario
-from mcp_safe_retry_kitchen._session_faults import SessionDropped, SessionExpired
-from mcp_safe_retry_kitchen._wire_faults import ConnectionAbort, Malformed, SseTruncated
+from mcp_safe_retry.kitchen._params import Params, ScenarioError
+from mcp_safe_retry.kitchen._real_server import Baseline, ElicitationApproval, SlowTail
+from mcp_safe_retry.kitchen._scenario_base import Scenario
+from mcp_safe_retry.kitchen._session_faults import SessionDropped, SessionExpired
+from mcp_safe_retry.kitchen._wire_faults import ConnectionAbort, Malformed, SseTruncated
 
 __all__ = ["SCENARIO_NAMES", "parse_scenario"]
 
