@@ -38,6 +38,7 @@ from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
+from .idempotency import Idempotency
 from .jsonrpc import (
     parse_request,
 )
@@ -70,6 +71,7 @@ __all__ = ["Call", "begin"]
 _RESUME = Send(None, AttemptKind.RESUME)
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _HELD = AttemptKind.HELD
+_READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
@@ -163,11 +165,16 @@ class Call(Opened):
         return command
 
     def _admitted(self, allowed: bool) -> Command:
-        """The breaker's answer: send, or end the call unsent."""
+        """The breaker's answer: send, or end the call unsent; a read that follows an answer
+        from the same server within ``breaker.FOLLOW_UP_WINDOW`` is sent all the same."""
         if allowed:
             return self.settling.send()
-        self.settling.give_back()  # a retry held back: its budget token goes back
         admit = expect(self.admit, "breaker asked")
+        if self.books.fixed.idempotency is _READ and self._context.answers.follows(
+            admit.key, self._context.clock()
+        ):
+            return self.settling.send()
+        self.settling.give_back()  # a retry held back: its budget token goes back
         breaker = expect(admit.breaker, "breaker asked")
         retry_in = getattr(breaker, "retry_in", None)
         return self._refuse(

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from .breaker import Breaker
+from .breaker import Breaker, RecentAnswers
 from .budget import Budget
 from .commands import Ask, Read
 from .guard import GuardTable
 from .hooks import Hook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
@@ -63,6 +64,8 @@ class CallContext(Protocol):
     guard: GuardTable
     latencies: Latencies
     tasks: TaskTable
+    listings: ListingCache
+    answers: RecentAnswers  # when each server last answered (a read then passes its breaker)
 
     def fresh_id(self) -> str: ...
 

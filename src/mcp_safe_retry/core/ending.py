@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .answers import contained, restored, spliced
+from .answers import contained, restored, spliced, stale
 from .attempt_kinds import ErrorKind
 from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain
 from .contain import server_error
 from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
+from .listings import LIST_METHODS
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, Settle
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from .outgoing import Outgoing
 
 __all__ = ["Ending"]
+
+_KEPT = LEARNED_METHODS | LIST_METHODS  # the answers read whole to be learnt from or kept
 
 
 class Ending:
@@ -54,10 +57,10 @@ class Ending:
         self.outgoing = outgoing
 
     def wants_message(self) -> bool:
-        """Whether an answer must be read whole: to learn from it, or to restore the
-        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
-        without building it."""
-        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
+        """Whether an answer must be read whole: to learn from it, to keep it (a list
+        read's last good answer), or to restore the caller's id in it (a re-sent call).
+        Otherwise a plain success may be recognised without building it."""
+        return self.facts.method in _KEPT or self.outgoing.wire_id is not self.facts.id
 
     def stream(self) -> Stream:
         """Follow the SSE answer now arriving, and hand it on as it flows."""
@@ -91,11 +94,18 @@ class Ending:
     def refused(self, classification: Classification) -> Command:
         """A call ended unsent: the contained error, or the HTTP library's exception."""
         reissued = self.outgoing.reissued
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=reissued)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             outcome = classification.outcome
             return Refuse(classification.detail or str(outcome), outcome)
         return contain(contained)
+
+    def _stale(self, *, in_stream: bool) -> Answer:
+        """A list read's last good answer, in place of the failure it met."""
+        body = stale(self.books.stale, self.facts.id, in_stream=in_stream)
+        return Answer(body) if in_stream else Answer(body, 200, "application/json")
 
     def after_read(self, then: AfterRead) -> Command:
         """What follows an answer read whole, its attempt settled with no retry."""
@@ -105,6 +115,8 @@ class Ending:
         self.message_source = source
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=self.outgoing.reissued)
         if self.outgoing.reissued:
             return self.reissued_end(head)
         if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
@@ -125,6 +137,8 @@ class Ending:
         if resuming or kind is ErrorKind.DECODING:
             return Raise(error)
         reissued = self.outgoing.reissued
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=reissued)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             return Raise(error)
@@ -139,6 +153,8 @@ class Ending:
         if decision is not None and decision.reason is Reason.RESUMABLE:
             # The client resumes it (GET with Last-Event-ID): it ends as on the wire.
             return HAND_ON if error is None else Raise(self.books.annotated(error))
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=True)
         contained = self.contained(in_stream=True)
         if contained is not None:
             return contain(contained)

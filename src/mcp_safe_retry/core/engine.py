@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
-from .breaker import Breaker, server_key
+from .breaker import Breaker, RecentAnswers, server_key
 from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
 from .commands import Ask, Read
@@ -21,6 +21,7 @@ from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
@@ -60,6 +61,7 @@ class Engine:
         breaker: Breaker | None = None,
         contain_failures: bool = False,
         contain_http_errors: bool = False,
+        listings: ListingCache | None = None,
     ) -> None:
         self.policy = policy if policy is not None else RetryPolicy()
         self.history = history if history is not None else History()
@@ -98,6 +100,9 @@ class Engine:
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
         self.tasks = TaskTable()  # the tasks its tools/call requests created (core/tasks.py)
+        # The last good answer of each list read (core/listings.py): its own, or a shared one.
+        self.listings = listings if listings is not None else ListingCache()
+        self.answers = RecentAnswers()  # a read that follows an answer passes the breaker
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix

@@ -7,7 +7,7 @@ it each attempt as it ends and when the call is over; it never decides anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .attempt_kinds import AttemptKind
 from .decision import Decision
@@ -23,6 +23,7 @@ from .tasks import TaskLink, TaskOrigin
 if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
+    from .listings import ListingKey
     from .servers import ServerKey
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
 _TASK_CREATED = Outcome.TASK_CREATED
+_RPC_SUCCESS = Outcome.RPC_SUCCESS
 
 
 class _Taken(NamedTuple):
@@ -127,6 +129,10 @@ class Books(RecordRef):
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
+    # A list read (core/listings.py): which read it is, and the last good answer served in
+    # place of its failure, if one was.
+    listing: ListingKey | None = None
+    stale: dict[str, Any] | None = None
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
 
@@ -241,6 +247,11 @@ class Books(RecordRef):
         facts = fixed.facts
         if facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
+        listing = self.listing
+        if listing is not None and final.outcome is _RPC_SUCCESS and isinstance(message, dict):
+            result = message.get("result")
+            if isinstance(result, dict):  # the last good answer of this read
+                context.listings.keep(listing, result, context.wall_clock())
         task_id = final.task_id
         if task_id is not None:  # a task answer (the Tasks extension): kept for its polls
             if final.outcome is _TASK_CREATED:

@@ -19,6 +19,7 @@ from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
 from .ledger import Books
+from .listings import LIST_METHODS, ListingKey, auth_context
 from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
@@ -74,7 +75,7 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        content = guarded = duplicate = task = None
+        content = guarded = duplicate = task = listing = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
@@ -97,6 +98,13 @@ class Opened:
                     task = TaskLink(task_id, None, context.tasks.origin(task_id))
             breaker = context.breaker
             where = url  # written out once, by the first part that needs the server's key
+            if facts.method in LIST_METHODS:  # its last good answer is kept (core/listings.py)
+                where = str(url)
+                listing = ListingKey(
+                    context.server_key(where),
+                    facts.digest,
+                    auth_context(headers.get("authorization")),
+                )
             if breaker is not None:
                 where = str(url)
                 self.admit = Ask(breaker, context.server_key(where))
@@ -127,6 +135,8 @@ class Opened:
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
+        if listing is not None:
+            books.listing = listing
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)

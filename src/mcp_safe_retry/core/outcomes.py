@@ -110,6 +110,9 @@ class Classification:
     # shows them: ``CallRecord.task``).
     task_id: str | None = attrs.field(default=None, repr=False)
     task_status: str | None = attrs.field(default=None, repr=False)
+    # A list read's failure answered with its last good answer (core/listings.py): how old
+    # that answer was, in seconds.
+    stale_age: float | None = attrs.field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """``layer`` and ``outcome``, plus ``status`` and ``code`` when set: nothing else."""

@@ -179,7 +179,17 @@ class CallRecord:
             "attempts": [a.to_dict() for a in self.attempts],
             "duplicateOf": None if self.duplicate_of is None else self.duplicate_of.to_dict(),
             "task": None if self.task is None else self.task.to_dict(),
+            "servedStale": self.served_stale,
         }
+
+    @property
+    def served_stale(self) -> dict[str, Any] | None:
+        """A list read whose failure was answered with its last good answer
+        (core/listings.py): that answer's age; None for every other call."""
+        c = self.classification
+        if c is None or c.stale_age is None:
+            return None
+        return {"ageMs": round(c.stale_age * 1000, 3)}
 
 
 class Fixed(NamedTuple):

@@ -45,6 +45,9 @@ _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
 _REDIRECT = Outcome.REDIRECT
+_HELD_BACK = Outcome.CIRCUIT_OPEN
+# Ends that keep a list read's failure: the client resumes its stream, or the caller went.
+_NOT_STALE = frozenset({Reason.RESUMABLE, Reason.ABANDONED})
 
 
 class Settling:
@@ -196,6 +199,8 @@ class Settling:
             admit = self._admit
             if admit is not None:  # a hop: the server answered, but ended no call
                 told(admit, failed, retry_after, ends_call=not (retry or hop))
+                if not failed:
+                    context.answers.answered(admit.key, now)
             if retry:
                 self._spent = True
         return self.record(
@@ -230,6 +235,8 @@ class Settling:
         hedged = self.hedged
         renewal = outgoing.renewal
         retry = decision.retry
+        if not retry and final is None and books.listing is not None:
+            final = self._stale(decision, classification)  # a list read served stale?
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
         attempt = _seen(
@@ -269,6 +276,33 @@ class Settling:
         if hedged:
             self.copy_number = len(books.attempts) + 1  # an attempt after the race
         return decision
+
+    def _stale(self, decision: Decision, classification: Classification) -> Classification | None:
+        """A list read that failed with no retry to follow (a transient failure after its
+        retries, or held back by the breaker) gets its last good answer instead, when one
+        is kept (core/listings.py): the verdict that says so, its answer kept on the books.
+        None: it ends as it failed (no answer kept, another failure, a stream the client
+        resumes, a caller gone)."""
+        if decision.reason in _NOT_STALE:
+            return None
+        context = self._context
+        outcome = classification.outcome
+        if outcome is not _HELD_BACK and not is_transient(context.policy, classification):
+            return None
+        listing = self.books.listing
+        assert listing is not None  # only a list read is asked
+        found = context.listings.last(listing, context.wall_clock())
+        if found is None:
+            return None
+        result, age = found
+        self.books.stale = result
+        why = f"HTTP {classification.status}" if classification.status else str(outcome)
+        return verdict(
+            Outcome.RPC_SUCCESS,
+            result_type="complete",
+            detail=f"served stale: the last good answer, {age:.1f} s old, after {why}",
+            stale_age=age,
+        )
 
     def _prepare_retry(self, decision: Decision) -> None:
         context = self._context

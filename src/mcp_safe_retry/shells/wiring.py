@@ -16,6 +16,7 @@ from typing import Any, NoReturn, TypeVar
 from ..core.commands import HeaderEdits
 from ..core.events import Head
 from ..core.headers import media_type
+from ..core.listings import ListingCache
 from ..core.policy import RetryPolicy
 
 T = TypeVar("T")
@@ -35,9 +36,20 @@ __all__ = [
     "wrong_client",
 ]
 
+LISTINGS = ListingCache()
+"""The process's last good answers of list reads (core/listings.py): every client
+``mcp_client`` builds shares it (a framework builds one per session, and the SDK's follow-up
+read of a new session may find the listing an earlier one read)."""
+
 REQUEST_HEADERS = {
     name: name.decode()
-    for name in (b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
+    for name in (
+        b"content-type",
+        b"mcp-session-id",
+        b"mcp-protocol-version",
+        b"last-event-id",
+        b"authorization",  # a list read's authorization context (core/listings.py), hashed
+    )
 }
 _HEAD = (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding", b"content-length")
 RESPONSE_HEADERS = {name: name.decode() for name in _HEAD}  # what ``head_of`` reads

@@ -26,12 +26,14 @@ from ...core.call import begin
 from ...core.commands import HAND_ON, Answer, Stream
 from ...core.engine import Engine
 from ...core.hedging import hedged
+from ...core.listings import ListingCache
 from ...core.policy import RetryPolicy
 from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
 from ..wiring import (
+    LISTINGS,
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,
@@ -83,6 +85,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             (mcp 2.x answers them for the request by itself).
             Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
             as the server's verdict), nor for a stream the client resumes itself.
+        listings: where the last good answer of each list read is kept, to be served
+            stale when a re-fetch fails (``core/listings.py``; default: this transport's
+            own; ``mcp_client`` shares the process's).
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -104,6 +109,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         budget: Budget | None = None,
         breaker: Breaker | None = None,
         contain_failures: bool = False,
+        listings: ListingCache | None = None,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._executor = Executor(
@@ -125,6 +131,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             breaker=breaker,
             contain_failures=contain_failures,
             contain_http_errors=CONTAIN_HTTP_ERRORS,
+            listings=listings,
         )
         self._hedges = hedges(self.engine.policy, race)
 
@@ -284,6 +291,7 @@ def mcp_client(
             proxies = environment_proxies()
     elif pool_options:
         raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
+    retry_options.setdefault("listings", LISTINGS)  # the process's (core/listings.py)
     retry = RetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
