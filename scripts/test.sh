@@ -17,7 +17,7 @@ if ! command -v redis-server >/dev/null && [ -z "${MCP_SAFE_RETRY_REDIS_SERVER:-
 fi
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-pip_install .venv -e ".[test,otel,mcp,kitchen,fast,redis,fastmcp]"
+pip_install .venv -e ".[test,otel,mcp,kitchen,fast,redis,fastmcp,tasks-peer]"
 .venv/bin/python -m pytest "$@"
 
 if [ "${MCP_SAFE_RETRY_SKIP_MCP1:-0}" != "1" ]; then
