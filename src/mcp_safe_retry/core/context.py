@@ -19,6 +19,7 @@ from .guard import GuardTable
 from .hooks import Hook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .legacy import LegacyStreams
 from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
@@ -66,6 +67,7 @@ class CallContext(Protocol):
     tasks: TaskTable
     listings: ListingCache
     answers: RecentAnswers  # when each server last answered (a read then passes its breaker)
+    legacy: LegacyStreams  # the HTTP+SSE event streams open, by the endpoint they announced
 
     def fresh_id(self) -> str: ...
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
     from .ledger import Books
+    from .legacy import Deliver
     from .outgoing import Outgoing
 
 __all__ = ["Ending"]
@@ -43,6 +44,9 @@ class Ending:
     # built per call, so no __slots__, which would forbid the defaults).
     message: JSON = None  # the last JSON answer read whole
     message_source: bytes | None = None  # its body, if read without exact integers
+    # An HTTP+SSE POST (core/legacy.py): what puts an event on the stream its client reads
+    # answers from; a contained failure goes there too, and HTTP errors are contained.
+    answers_on: Deliver | None = None
 
     def __init__(
         self,
@@ -87,7 +91,7 @@ class Ending:
             self.facts,
             self.books.ref.current,
             failures=context.contain_failures,
-            http_errors=context.contain_http_errors,
+            http_errors=context.contain_http_errors or self.answers_on is not None,
             in_stream=in_stream,
         )
 
@@ -100,12 +104,20 @@ class Ending:
         if contained is None:
             outcome = classification.outcome
             return Refuse(classification.detail or str(outcome), outcome)
-        return contain(contained)
+        return contain(contained, None if reissued else self.answers_on)
 
     def _stale(self, *, in_stream: bool) -> Answer:
         """A list read's last good answer, in place of the failure it met."""
         body = stale(self.books.stale, self.facts.id, in_stream=in_stream)
-        return Answer(body) if in_stream else Answer(body, 200, "application/json")
+        if in_stream:
+            return Answer(body)
+        answers_on = self.answers_on  # an HTTP+SSE POST: its client reads it on the stream
+        event = (
+            None
+            if answers_on is None
+            else (answers_on, stale(self.books.stale, self.facts.id, in_stream=True))
+        )
+        return Answer(body, 200, "application/json", event)
 
     def after_read(self, then: AfterRead) -> Command:
         """What follows an answer read whole, its attempt settled with no retry."""
@@ -119,12 +131,15 @@ class Ending:
             return self._stale(in_stream=self.outgoing.reissued)
         if self.outgoing.reissued:
             return self.reissued_end(head)
-        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+        # The httpx flavour (mcp 1.x dies of one), and an HTTP+SSE POST (both SDKs' POST
+        # writers stop at one, and its answer is read from the event stream).
+        if self._context.contain_http_errors or self.answers_on is not None:
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
-                return contain(server_error(body, head.content_type, facts.id) or contained)
+                error = server_error(body, head.content_type, facts.id) or contained
+                return contain(error, self.answers_on)
         replacement = restored(message, source, self.outgoing.wire_id, facts.id)
         return HAND_ON if replacement is None else Answer(replacement)
 
@@ -142,7 +157,7 @@ class Ending:
         contained = self.contained(in_stream=reissued)
         if contained is None:
             return Raise(error)
-        return contain(contained)
+        return contain(contained, None if reissued else self.answers_on)
 
     def after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:

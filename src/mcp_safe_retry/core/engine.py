@@ -21,6 +21,7 @@ from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .legacy import LegacyStreams
 from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
@@ -103,6 +104,7 @@ class Engine:
         # The last good answer of each list read (core/listings.py): its own, or a shared one.
         self.listings = listings if listings is not None else ListingCache()
         self.answers = RecentAnswers()  # a read that follows an answer passes the breaker
+        self.legacy = LegacyStreams()  # HTTP+SSE event streams open (core/legacy.py)
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix

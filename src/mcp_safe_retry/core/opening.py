@@ -140,7 +140,9 @@ class Opened:
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)
-        self.ending = Ending(context, facts, books, outgoing)
+        self.ending = ending = Ending(context, facts, books, outgoing)
+        if context.legacy.streams and facts.id is not None:  # an HTTP+SSE POST? (legacy.py)
+            ending.answers_on = context.legacy.stream(str(url))
 
     @property
     def idempotency(self) -> Idempotency:

@@ -318,3 +318,5 @@ class Settling:
         outgoing.wire_id = context.fresh_id()
         outgoing.content = with_id(facts.exact_message(), outgoing.wire_id)
         context.observed.resent(self.books.session, facts.id, outgoing.wire_id)
+        if context.legacy.streams:  # its answer may come on an HTTP+SSE event stream
+            context.legacy.resent(outgoing.wire_id, facts.id)

@@ -8,6 +8,7 @@ gets its own counters, with a server default for bare `/mcp`.
 Nothing in the mcp-safe-retry core imports this package; it needs the `kitchen` extra.
 """
 
+from mcp_safe_retry.kitchen._abort import ABORT_EXTENSION, AbortableH11Protocol
 from mcp_safe_retry.kitchen._actions import ABORT_MODES, MALFORMED_KINDS
 from mcp_safe_retry.kitchen._book import KitchenState, PostRecord
 from mcp_safe_retry.kitchen._params import ScenarioError
@@ -21,10 +22,12 @@ from mcp_safe_retry.kitchen._server import (
 from mcp_safe_retry.kitchen._tools import SERVER_NAME, build_mcp_server
 
 __all__ = [
+    "ABORT_EXTENSION",
     "ABORT_MODES",
     "MALFORMED_KINDS",
     "SCENARIO_NAMES",
     "SERVER_NAME",
+    "AbortableH11Protocol",
     "KitchenConfig",
     "KitchenServer",
     "KitchenState",

@@ -33,6 +33,7 @@ from ..instrumentation.hooks import Hook, publish
 from ..instrumentation.logs import LOGGING_HOOK
 from .bodies_httpx_async import Executor, answered, close, made
 from .errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
+from .legacy_httpx_async import watched
 from .race_httpx_async import race
 from .wiring import (
     LISTINGS,
@@ -190,7 +191,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return await self._executor.inner.handle_async_request(request)
+                answer = await self._executor.inner.handle_async_request(request)
+                if request.method == "GET":  # an HTTP+SSE event stream? (legacy_httpx_async)
+                    return watched(self.engine, request, answer)
+                return answer
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
             ended = await self._executor.inner.handle_async_request(request)
@@ -217,6 +221,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return answered(call, request, response, body if command.body is None else command.body)
         await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
+            if command.stream is not None:  # an HTTP+SSE POST's failure: on its stream too
+                deliver, event = command.stream
+                deliver(event)
             return made(call, request, command)
         raise failure(call, request, command)
 

@@ -354,6 +354,12 @@ def routes(
     return table
 
 
+def unwatched(_engine: object, _request: object, response: R) -> R:
+    """What a sync shell does with the answer to a GET it hands on: nothing (no MCP client
+    is sync, so none reads an HTTP+SSE event stream through one; see ``legacy_httpx_async``)."""
+    return response
+
+
 def no_race(*_: object, **__: object) -> NoReturn:
     """What a sync shell has instead of a race of hedged copies: none (see ``hedges``)."""
     raise AssertionError("a sync transport never races hedged copies")

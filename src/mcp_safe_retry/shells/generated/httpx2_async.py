@@ -48,6 +48,7 @@ from ..wiring import (
 )
 from .bodies_httpx2_async import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
+from .legacy_httpx2_async import watched
 from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
@@ -192,7 +193,10 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return await self._executor.inner.handle_async_request(request)
+                answer = await self._executor.inner.handle_async_request(request)
+                if request.method == "GET":  # an HTTP+SSE event stream? (legacy_httpx_async)
+                    return watched(self.engine, request, answer)
+                return answer
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
             ended = await self._executor.inner.handle_async_request(request)
@@ -219,6 +223,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return answered(call, request, response, body if command.body is None else command.body)
         await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
+            if command.stream is not None:  # an HTTP+SSE POST's failure: on its stream too
+                deliver, event = command.stream
+                deliver(event)
             return made(call, request, command)
         raise failure(call, request, command)
 

@@ -47,6 +47,7 @@ from ..wiring import (
     wrong_client,
 )
 from ..wiring import no_race as race
+from ..wiring import unwatched as watched
 from .bodies_httpx_sync import Executor, answered, close, made
 
 __all__ = ["RetryTransport", "mcp_client"]
@@ -189,7 +190,10 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return self._executor.inner.handle_request(request)
+                answer = self._executor.inner.handle_request(request)
+                if request.method == "GET":  # an HTTP+SSE event stream? (legacy_httpx_async)
+                    return watched(self.engine, request, answer)
+                return answer
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
             ended = self._executor.inner.handle_request(request)
@@ -216,6 +220,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             return answered(call, request, response, body if command.body is None else command.body)
         close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
+            if command.stream is not None:  # an HTTP+SSE POST's failure: on its stream too
+                deliver, event = command.stream
+                deliver(event)
             return made(call, request, command)
         raise failure(call, request, command)
 
