@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_safe_retry import CircuitBreaker, History, Idempotency, RetryPolicy
 from mcp_safe_retry.httpx2 import mcp_client
-from mcp_safe_retry.kitchen import AbortableH11Protocol
+from mcp_safe_retry.kitchen import AbortableH11Protocol, KitchenServer
 from mcp_safe_retry.records import CONTAINED_ERROR_CODE, Outcome
 from tests.serving import FaultyPosts, Served
 
@@ -140,3 +140,28 @@ async def test_a_read_meeting_a_503_is_retried_and_nothing_else_changes() -> Non
     assert runs == {"lookup a": 1, "b": 1}
     (lookup,) = [r for r in history.records() if r.tool == "lookup"]
     assert lookup.http_statuses == (503, 202)
+
+
+async def test_the_kitchens_legacy_transport_a_dropped_post() -> None:
+    """The kitchen's HTTP+SSE transport: the ``charge`` POST's connection drops once its
+    request is read (``"when": "before"``: over this transport the server's 202 goes out at
+    once, so a drop "after" may find the POST answered). The contained error comes on the
+    stream at once; the application's re-send is held (the transport cannot tell it did not
+    run) and said so on the stream."""
+    history = History()
+    factory = functools.partial(mcp_client, history=history)
+    with KitchenServer() as kitchen:
+        url = kitchen.sse_url_for("connection_abort", {"when": "before", "tool": "charge"})
+        with anyio.fail_after(30):
+            async with Client(sse_client(url, httpx_client_factory=factory)) as client:
+                started = time.monotonic()
+                with pytest.raises(MCPError) as dropped:
+                    await client.call_tool("charge", {"key": "k", "amount": 1})
+                elapsed = time.monotonic() - started
+                with pytest.raises(MCPError) as held:
+                    await client.call_tool("charge", {"key": "k", "amount": 1})
+        executions = kitchen.state_of(url).executions_by_key
+    assert elapsed < QUICK
+    assert dropped.value.error.data["outcome"] == "NETWORK_ERROR"
+    assert held.value.error.data["outcome"] == "DUPLICATE_HELD"
+    assert executions == {}  # dropped before the server had it; the re-send never sent
