@@ -20,7 +20,6 @@ import pytest
 import mcp_safe_retry
 from mcp_safe_retry import CircuitBreaker, Idempotency, RetryPolicy, get_record
 from mcp_safe_retry import httpx2 as mcp_httpx2
-from mcp_safe_retry.core.listings import ListingCache
 from mcp_safe_retry.records import CallRecord, Outcome
 
 URL = "http://lists.test/mcp"
@@ -60,7 +59,6 @@ class Client:
         http, package = LIBRARIES[lib]
         self.http = http
         inner = http.MockTransport(server.handler)
-        options.setdefault("listings", ListingCache())  # this test's own
         if mode == "sync":
             self.transport = package.RetryTransport(inner, sleep=lambda _: None, **options)
         else:

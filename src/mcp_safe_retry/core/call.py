@@ -165,14 +165,12 @@ class Call(Opened):
         return command
 
     def _admitted(self, allowed: bool) -> Command:
-        """The breaker's answer: send, or end the call unsent; a read that follows an answer
-        from the same server within ``breaker.FOLLOW_UP_WINDOW`` is sent all the same."""
+        """The breaker's answer: send, or end the call unsent (a read that follows an
+        answer from the same server is sent all the same: ``breaker.FOLLOW_UP_WINDOW``)."""
         if allowed:
             return self.settling.send()
-        admit = expect(self.admit, "breaker asked")
-        if self.books.fixed.idempotency is _READ and self._context.answers.follows(
-            admit.key, self._context.clock()
-        ):
+        admit, context = expect(self.admit, "breaker asked"), self._context
+        if self.idempotency is _READ and context.answers.follows(admit.key, context.clock()):
             return self.settling.send()
         self.settling.give_back()  # a retry held back: its budget token goes back
         breaker = expect(admit.breaker, "breaker asked")
@@ -233,7 +231,7 @@ class Call(Opened):
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.ending.wants_message(),
-                tasks=facts.tasks,
+                tasks=facts.declares_tasks,
             )
             if head.status == 404 and self.renewing.renewable(classification):
                 command = self.renewing.lost(head, body, classification)

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from .envelope import ENVELOPE_BYTES
 from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from .outcomes import ACCEPTED_REQUEST, Classification, Outcome, verdict
 from .quick_read import Quick, not_requests, quick_read
+from .results import (
+    MESSAGE_LIMIT,
+    TOOL_SUCCESS,
+    Declared,
+    created_task,
+    is_int,
+    polled_task,
+    tool_result,
+)
 from .sse import DEFAULT_MAX_EVENT_BYTES, Run, SSEDecoder
 
 __all__ = [
@@ -33,7 +40,6 @@ __all__ = [
     "error_in_body",
 ]
 
-MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classification
 OVERSIZED = "SSE event larger than the limit"
 
 
@@ -56,7 +62,7 @@ def classify(
     expected_id: RequestId | None = 1,
     method: str = "tools/call",
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
-    tasks: bool = False,
+    tasks: Declared = False,
 ) -> Classification:
     """Classify one HTTP exchange that carried a JSON-RPC message.
 
@@ -96,7 +102,7 @@ def classify_answer(
     method: str,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     want_message: bool = True,
-    tasks: bool = False,
+    tasks: Declared = False,
 ) -> tuple[Classification, JSON]:
     """``classify`` in the rule order of the issue, returning the parsed JSON message too
     (None unless a 2xx JSON body was read) so a caller never parses the body twice.
@@ -172,7 +178,7 @@ def _error_message(
     except ValueError:
         return None
     error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and _is_int(error.get("code")):
+    if isinstance(error, dict) and is_int(error.get("code")):
         return payload, error
     return None
 
@@ -184,7 +190,7 @@ def classify_json(
     method: str,
     *,
     exact: bool = True,
-    tasks: bool = False,
+    tasks: Declared = False,
 ) -> tuple[Classification, JSON]:
     """Classify a whole ``application/json`` body; returns the parsed message too.
 
@@ -215,7 +221,7 @@ def _loose_id_or_code(message: JSON) -> bool:
 
 
 def classify_sse(
-    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int, tasks: bool = False
+    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int, tasks: Declared = False
 ) -> Classification:
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
@@ -243,7 +249,7 @@ def classify_event(
     method: str,
     *,
     want_message: bool = True,
-    tasks: bool = False,
+    tasks: Declared = False,
 ) -> tuple[Classification, Any] | None:
     """Classify one SSE event if it answers ``expected_id``; None if it is for someone else.
 
@@ -284,7 +290,7 @@ def classify_events(
     method: str,
     *,
     want_message: bool = True,
-    tasks: bool = False,
+    tasks: Declared = False,
 ) -> list[tuple[int, tuple[Classification, Any]]]:
     """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
     index and finding of each it does not find None for, in order; usually none (the
@@ -300,7 +306,7 @@ def classify_events(
 
 
 def classify_message(
-    message: JSON, expected_id: RequestId, method: str, tasks: bool = False
+    message: JSON, expected_id: RequestId, method: str, tasks: Declared = False
 ) -> Classification:
     """Classify a parsed JSON-RPC response: envelope first, then the result (``tasks``: the
     request declared the Tasks extension)."""
@@ -317,7 +323,7 @@ def classify_message(
         error = message["error"]
         if (
             not isinstance(error, dict)
-            or not _is_int(error.get("code"))
+            or not is_int(error.get("code"))
             or not isinstance(error.get("message"), str)
         ):
             return verdict(Outcome.INVALID_ENVELOPE, detail="malformed error object")
@@ -331,7 +337,6 @@ def classify_message(
 
 # Frozen values, so the common verdicts are shared rather than built per call.
 _RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
-_TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
 
 
 class _ByMethod(dict[str, Classification]):
@@ -346,7 +351,7 @@ class _ByMethod(dict[str, Classification]):
         return self._other
 
 
-_SUCCESS = _ByMethod(_TOOL_SUCCESS, _RPC_SUCCESS)
+_SUCCESS = _ByMethod(TOOL_SUCCESS, _RPC_SUCCESS)
 
 
 ENVELOPE_ONLY = (
@@ -362,7 +367,7 @@ _RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=E
 _SUCCESS_BY_ENVELOPE = _ByMethod(_TOOL_BY_ENVELOPE, _RPC_BY_ENVELOPE)
 
 
-def _classify_result(result: JSON, method: str, tasks: bool = False) -> Classification:
+def _classify_result(result: JSON, method: str, tasks: Declared = False) -> Classification:
     invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
     if not isinstance(result, dict):
         return verdict(invalid, detail="result is not an object")
@@ -373,104 +378,11 @@ def _classify_result(result: JSON, method: str, tasks: bool = False) -> Classifi
             return verdict(invalid, detail="input_required without inputRequests or requestState")
         return verdict(Outcome.INPUT_REQUIRED, result_type=result_type)
     if result_type == "task" and method == "tools/call":
-        return _created_task(result, tasks)
+        return created_task(result, tasks if isinstance(tasks, bool) else tasks())
     if result_type != "complete":
         return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
     if method == "tasks/get":
-        return _polled_task(result)
+        return polled_task(result)
     if method != "tools/call":
         return _RPC_SUCCESS
-    return _tool_result(result, result_type)
-
-
-def _tool_result(result: dict[str, JSON], result_type: str) -> Classification:
-    """A ``CallToolResult`` (complete): a success, a tool error, or invalid."""
-    invalid = Outcome.INVALID_TOOL_RESULT
-    if not isinstance(result.get("content"), list):
-        return verdict(invalid, detail="content is not an array", result_type=result_type)
-    is_error = result.get("isError", False)
-    if not isinstance(is_error, bool):
-        return verdict(invalid, detail="isError is not a boolean", result_type=result_type)
-    if is_error:
-        return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
-    return _TOOL_SUCCESS
-
-
-def _task_fields(result: dict[str, JSON]) -> tuple[str, str] | None:
-    """A task's id and status: the result's own (SEP-2663: ``Result & Task``), or those of
-    its ``task`` object (an earlier draft's shape); None when neither holds both as strings."""
-    for holder in (result, result.get("task")):
-        if isinstance(holder, dict):
-            task_id, status = holder.get("taskId"), holder.get("status")
-            if isinstance(task_id, str) and isinstance(status, str):
-                return task_id, status
-    return None
-
-
-def _created_task(result: dict[str, JSON], tasks: bool) -> Classification:
-    """A ``tools/call`` answered ``resultType: "task"`` (a ``CreateTaskResult``): valid only
-    for a request that declared the extension ("a client that receives CreateTaskResult in
-    response to an unsupported request type MUST interpret this as an invalid response")."""
-    invalid = Outcome.INVALID_TOOL_RESULT
-    if not tasks:
-        detail = "resultType 'task' answered a request that did not declare the Tasks extension"
-        return verdict(invalid, detail=detail, result_type="task")
-    fields = _task_fields(result)
-    if fields is None:
-        return verdict(
-            invalid, detail="a task result without taskId and status", result_type="task"
-        )
-    task_id, status = fields
-    return verdict(
-        Outcome.TASK_CREATED, result_type="task", task_id=task_id[:200], task_status=status[:40]
-    )
-
-
-def _polled_task(result: dict[str, JSON]) -> Classification:
-    """A ``tasks/get`` answer, as the outcome of the tool call whose task it reports: a
-    terminal one is that call's (completed: its tool result; failed: its JSON-RPC error;
-    cancelled), ``working`` and ``input_required`` are neither its success nor its failure."""
-    fields = _task_fields(result)
-    if fields is None:
-        return verdict(Outcome.INVALID_ENVELOPE, detail="a tasks/get result without a task")
-    task_id, status = fields
-    task: dict[str, Any] = {
-        "task_id": task_id[:200],
-        "task_status": status[:40],
-        "result_type": "complete",
-    }
-    if status == "completed":
-        inner = result.get("result")
-        if not isinstance(inner, dict):
-            return verdict(
-                Outcome.INVALID_TOOL_RESULT, detail="completed task without a result", **task
-            )
-        return attrs.evolve(_tool_result(inner, "complete"), **task)
-    if status == "failed":
-        error = result.get("error")
-        if (
-            not isinstance(error, dict)
-            or not _is_int(error.get("code"))
-            or not isinstance(error.get("message"), str)
-        ):
-            return verdict(Outcome.INVALID_ENVELOPE, detail="failed task without an error", **task)
-        message = error["message"][:MESSAGE_LIMIT]
-        return verdict(
-            Outcome.JSONRPC_ERROR, code=error["code"], message=message, detail="task failed", **task
-        )
-    if status == "cancelled":
-        return verdict(Outcome.TASK_CANCELLED, detail="task cancelled", **task)
-    if status in ("working", "input_required"):
-        return verdict(Outcome.TASK_WORKING, detail=f"task {status}", **task)
-    return verdict(Outcome.INVALID_ENVELOPE, detail=f"unknown task status {status[:40]!r}", **task)
-
-
-def _first_text(result: dict[str, JSON]) -> str | None:
-    for item in result["content"]:
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
-            return str(item["text"])[:MESSAGE_LIMIT]
-    return None
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return tool_result(result, result_type)

@@ -47,6 +47,7 @@ class Ending:
     # An HTTP+SSE POST (core/legacy.py): what puts an event on the stream its client reads
     # answers from; a contained failure goes there too, and HTTP errors are contained.
     answers_on: Deliver | None = None
+    special = False  # a list read or an HTTP+SSE POST: its end is looked at more closely
 
     def __init__(
         self,
@@ -79,7 +80,7 @@ class Ending:
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.wants_message(),
-                tasks=facts.tasks,
+                tasks=facts.declares_tasks,
             )
         )
 
@@ -127,13 +128,13 @@ class Ending:
         self.message_source = source
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
-        if self.books.stale is not None:  # a list read: its last good answer instead
+        if self.special and self.books.stale is not None:  # a list read: its last good answer
             return self._stale(in_stream=self.outgoing.reissued)
         if self.outgoing.reissued:
             return self.reissued_end(head)
         # The httpx flavour (mcp 1.x dies of one), and an HTTP+SSE POST (both SDKs' POST
         # writers stop at one, and its answer is read from the event stream).
-        if self._context.contain_http_errors or self.answers_on is not None:
+        if self._context.contain_http_errors or (self.special and self.answers_on is not None):
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:

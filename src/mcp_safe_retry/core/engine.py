@@ -88,10 +88,9 @@ class Engine:
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
-        # (method, tool, read-only tools, idempotent tools) -> (idempotency, guarded): a
-        # transport sees few tools
+        # (method, tool, the tools' hints) -> (idempotency, guarded): a transport sees few tools
         self._kinds: dict[
-            tuple[str, str | None, frozenset[str], frozenset[str]], tuple[Idempotency, bool]
+            tuple[str, str | None, tuple[frozenset[str], frozenset[str]]], tuple[Idempotency, bool]
         ] = {}
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
@@ -154,15 +153,14 @@ class Engine:
         (``RetryPolicy.idempotency``), and whether the duplicate guard watches it
         (``GuardTable.watches``); remembered: the policy and the guard's mode never change,
         and the tools seen are part of the key."""
-        observed = self.observed
-        key = (method, tool, observed.read_only_tools, observed.idempotent_tools)
-        found = self._kinds.get(key)
+        found = self._kinds.get((method, tool, self.observed.hints))
         if found is None:
+            hints = self.observed.hints
             if len(self._kinds) >= 1024:  # many tools, or their list changing: start over
                 self._kinds.clear()
-            idempotency = self.policy.idempotency(method, tool, key[2], key[3])
+            idempotency = self.policy.idempotency(method, tool, *hints)
             found = (idempotency, self.guard.watches(method, idempotency))
-            self._kinds[key] = found
+            self._kinds[method, tool, hints] = found
         return found
 
     def fresh_id(self) -> str:

@@ -34,8 +34,6 @@ else:
     class _CallParams(msgspec.Struct):
         name: str
         arguments: msgspec.Raw = msgspec.Raw()  # skipped, not built
-        # Any value, not built: read only if it names the Tasks extension (parse_request).
-        meta: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="_meta")
 
     class _Call(msgspec.Struct):
         jsonrpc: Literal["2.0"]
@@ -222,9 +220,6 @@ class RequestFacts(NamedTuple):
     source: bytes = b""  # the body as sent
     # The message as read (integers past 64 bits perhaps as floats); None if not built.
     parsed: dict[str, JSON] | None = None
-    # A tools/call that declares the Tasks extension in its _meta (core/tasks.py): it may
-    # be answered with a task.
-    tasks: bool = False
 
     def __repr__(self) -> str:  # never the body: it holds the arguments
         return (
@@ -237,6 +232,15 @@ class RequestFacts(NamedTuple):
         """A hash of method, tool and arguments, never the arguments (see ``Digest``);
         worked out on the first read."""
         return str(self.identity)
+
+    def declares_tasks(self) -> bool:
+        """Whether a ``tools/call`` declares the Tasks extension in its ``_meta`` (so it may
+        be answered with a task: core/tasks.py). Worked out when asked, which only a task
+        answer does: the body is searched for the extension's name first."""
+        if self.method != "tools/call" or _TASKS_NAME not in self.source:
+            return False
+        params = self.exact_message().get("params")
+        return isinstance(params, dict) and declares_tasks(params.get("_meta"))
 
     def exact_message(self) -> dict[str, JSON]:
         """The message with exact integers, to be re-serialised or read (built if needed)."""
@@ -260,16 +264,10 @@ def parse_request(body: bytes) -> RequestFacts | None:
     """
     call = read_shape(_decode_call, body)
     if call is not None:
-        params = call.params
-        meta = params.meta  # 2026-07-28 requests carry one: their client capabilities
-        tasks = False
-        if meta:
-            text = bytes(meta)
-            tasks = _TASKS_NAME in text and declares_tasks(loads(text))
         # Every field in order, built in C (a NamedTuple's keyword-taking __new__ is Python).
         return _new(
             RequestFacts,
-            ("tools/call", call.id, params.name, _new(Digest, (body, None)), body, None, tasks),
+            ("tools/call", call.id, call.params.name, _new(Digest, (body, None)), body, None),
         )
     try:
         message = loads(body, exact=False)
@@ -290,12 +288,10 @@ def parse_request(body: bytes) -> RequestFacts | None:
         request_id = None
     params = message.get("params")
     tool = None
-    tasks = False
     if method == "tools/call" and isinstance(params, dict):
         name = params.get("name")
         tool = name if isinstance(name, str) else None
-        tasks = declares_tasks(params.get("_meta"))
-    return RequestFacts(method, request_id, tool, Digest(body, message), body, message, tasks)
+    return RequestFacts(method, request_id, tool, Digest(body, message), body, message)
 
 
 def read_shape(decode: Callable[[bytes | bytearray], Any] | None, body: bytes | bytearray) -> Any:

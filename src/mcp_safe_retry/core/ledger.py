@@ -247,18 +247,10 @@ class Books(RecordRef):
         facts = fixed.facts
         if facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
-        listing = self.listing
-        if listing is not None and final.outcome is _RPC_SUCCESS and isinstance(message, dict):
-            result = message.get("result")
-            if isinstance(result, dict):  # the last good answer of this read
-                context.listings.keep(listing, result, context.wall_clock())
-        task_id = final.task_id
-        if task_id is not None:  # a task answer (the Tasks extension): kept for its polls
-            if final.outcome is _TASK_CREATED:
-                origin = TaskOrigin(facts.id, facts.tool, fixed.started_at)
-                context.tasks.created(task_id, origin, final.task_status or "working")
-            elif final.task_status is not None:
-                context.tasks.polled(task_id, final.task_status)
+        if self.listing is not None:  # a list read: its last good answer is kept
+            self._keep(final, message)
+        if final.task_id is not None:  # a task answer (the Tasks extension): kept for its polls
+            self._task(final, fixed)
         if facts.id is not None:
             if wire_id is not facts.id:
                 context.observed.settled(session, facts.id)
@@ -275,6 +267,26 @@ class Books(RecordRef):
         context.history.keep(snapshot, previous)
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
+
+    def _keep(self, final: Classification, message: JSON) -> None:
+        """Keep a list read's good answer (core/listings.py)."""
+        listing = self.listing
+        if listing is None or final.outcome is not _RPC_SUCCESS or not isinstance(message, dict):
+            return
+        result = message.get("result")
+        if isinstance(result, dict):
+            self._context.listings.keep(listing, result, self._context.wall_clock())
+
+    def _task(self, final: Classification, fixed: Fixed) -> None:
+        """Keep what a task answer says: who created the task, its last status."""
+        task_id, tasks = final.task_id, self._context.tasks
+        if task_id is None:
+            return
+        if final.outcome is _TASK_CREATED:
+            origin = TaskOrigin(fixed.facts.id, fixed.facts.tool, fixed.started_at)
+            tasks.created(task_id, origin, final.task_status or "working")
+        elif final.task_status is not None:
+            tasks.polled(task_id, final.task_status)
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""

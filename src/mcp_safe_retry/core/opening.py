@@ -38,6 +38,7 @@ __all__ = ["Opened"]
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
+_NOTED = TASK_METHODS | LIST_METHODS  # requests whose record or answer is kept apart
 
 
 class Opened:
@@ -92,19 +93,20 @@ class Opened:
                     _declared(declared) or context.request_kind(facts.method, facts.tool)[0]
                 )
                 watched = context.guard.watches(facts.method, idempotency)
-            if facts.method in TASK_METHODS:  # names a task: the record names its creator
-                task_id = task_id_of(facts.parsed)
-                if task_id is not None:
-                    task = TaskLink(task_id, None, context.tasks.origin(task_id))
             breaker = context.breaker
             where = url  # written out once, by the first part that needs the server's key
-            if facts.method in LIST_METHODS:  # its last good answer is kept (core/listings.py)
-                where = str(url)
-                listing = ListingKey(
-                    context.server_key(where),
-                    facts.digest,
-                    auth_context(headers.get("authorization")),
-                )
+            if facts.method in _NOTED:  # a task's request, or a list read
+                if facts.method in TASK_METHODS:  # names a task: the record names its creator
+                    task_id = task_id_of(facts.parsed)
+                    if task_id is not None:
+                        task = TaskLink(task_id, None, context.tasks.origin(task_id))
+                else:  # its last good answer is kept (core/listings.py)
+                    where = str(url)
+                    listing = ListingKey(
+                        context.server_key(where),
+                        facts.digest,
+                        auth_context(headers.get("authorization")),
+                    )
             if breaker is not None:
                 where = str(url)
                 self.admit = Ask(breaker, context.server_key(where))
@@ -135,14 +137,17 @@ class Opened:
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
-        if listing is not None:
-            books.listing = listing
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)
         self.ending = ending = Ending(context, facts, books, outgoing)
+        if listing is not None:
+            books.listing = listing
+            ending.special = True
         if context.legacy.streams and facts.id is not None:  # an HTTP+SSE POST? (legacy.py)
-            ending.answers_on = context.legacy.stream(str(url))
+            ending.answers_on = answers_on = context.legacy.stream(str(url))
+            if answers_on is not None:
+                ending.special = True
 
     @property
     def idempotency(self) -> Idempotency:

@@ -44,7 +44,7 @@ _seen = tuple.__new__  # a Seen from its values in field order (no keyword call)
 _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
-_REDIRECT = Outcome.REDIRECT
+_STOP_REDIRECT = SETTLED[Outcome.REDIRECT]
 _HELD_BACK = Outcome.CIRCUIT_OPEN
 # Ends that keep a list read's failure: the client resumes its stream, or the caller went.
 _NOT_STALE = frozenset({Reason.RESUMABLE, Reason.ABANDONED})
@@ -185,8 +185,7 @@ class Settling:
             answered = self._answered
             if retry and not answered and context.ask_budget is not None:
                 return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            hop = classification.outcome is _REDIRECT  # the Location's request counts
-            if not hop:
+            if decision is not _STOP_REDIRECT:  # a 3xx hop: the Location's request counts
                 counted(context, failed)
             if answered:  # settled again with the budget's answer (last: a True spends a token)
                 self._answered = False
@@ -198,6 +197,7 @@ class Settling:
             # The breaker's ratio counts the call once, when no retry follows.
             admit = self._admit
             if admit is not None:  # a hop: the server answered, but ended no call
+                hop = decision is _STOP_REDIRECT
                 told(admit, failed, retry_after, ends_call=not (retry or hop))
                 if not failed:
                     context.answers.answered(admit.key, now)
@@ -235,7 +235,7 @@ class Settling:
         hedged = self.hedged
         renewal = outgoing.renewal
         retry = decision.retry
-        if not retry and final is None and books.listing is not None:
+        if books.listing is not None and not retry and final is None:
             final = self._stale(decision, classification)  # a list read served stale?
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .classify import OVERSIZED, classify_event, classify_events
 from .jsonrpc import JSON, RequestId, answers_under, with_id
 from .outcomes import Classification, Outcome, verdict
+from .results import Declared
 from .sse import VIEW_BYTES, Event, Run, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
@@ -32,7 +33,7 @@ class StreamTracker:
         method: str,
         max_event_bytes: int,
         want_message: bool = True,
-        tasks: bool = False,
+        tasks: Declared = False,
     ) -> None:
         """``want_message=False``: a plain success may be recognised without building its
         message (``message`` then stays None); the caller neither learns from it nor

@@ -25,7 +25,6 @@ from ..core.call import begin
 from ..core.commands import HAND_ON, Answer, Stream
 from ..core.engine import Engine
 from ..core.hedging import hedged
-from ..core.listings import ListingCache
 from ..core.policy import RetryPolicy
 from ..core.records import History
 from ..core.sse import DEFAULT_MAX_EVENT_BYTES
@@ -60,12 +59,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         policy: the RetryPolicy (default: RetryPolicy()).
         history: where finished call records go (default: a new History).
         sleep: awaited with the seconds to wait before a retry (default: anyio.sleep).
-        clock: monotonic seconds, for elapsed times and the deadline (default:
-            ``time.monotonic``).
-        wall_clock: Unix time, for records' start times and HTTP-date Retry-After
-            (default: ``time.time``).
-        rand: a number in [0, 1) for the backoff's jitter (default: the system's
-            ``secrets`` source).
+        clock: monotonic seconds, for elapsed times and the deadline (``time.monotonic``).
+        wall_clock: Unix time, for records' start times, HTTP-date Retry-After (``time.time``).
+        rand: a number in [0, 1) for the backoff's jitter (default: ``secrets``' source).
         hooks: observers told about every attempt and every finished call.
         scenario: a label copied into every record.
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
@@ -78,16 +74,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
             ``DuplicateCallError`` (or contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32010) for the request's id instead of raising. In the httpx
-            shells (mcp 1.x, which ends its session on any non-2xx answer) a final HTTP
-            error to a request is answered so too, save 3xx, 401, 403 and 404, which the
-            layers above handle (``core/contain.py``); the httpx2 shells hand HTTP errors on
-            (mcp 2.x answers them for the request by itself).
-            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
-            as the server's verdict), nor for a stream the client resumes itself.
-        listings: where the last good answer of each list read is kept, to be served
-            stale when a re-fetch fails (``core/listings.py``; default: this transport's
-            own; ``mcp_client`` shares the process's).
+            error (code -32010) for the request's id instead of raising; a final HTTP error
+            too in the httpx shells (mcp 1.x ends its session on any non-2xx answer; mcp 2.x
+            answers one itself) and to an HTTP+SSE POST (put on its event stream too: core/
+            legacy.py), save 3xx, 401, 403 and 404 (``core/contain.py``). Never for
+            ``server/discover`` or ``initialize`` (read as the server's verdict), nor for a
+            stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -109,7 +101,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         budget: Budget | None = None,
         breaker: Breaker | None = None,
         contain_failures: bool = False,
-        listings: ListingCache | None = None,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._executor = Executor(
@@ -131,7 +122,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             breaker=breaker,
             contain_failures=contain_failures,
             contain_http_errors=CONTAIN_HTTP_ERRORS,
-            listings=listings,
         )
         self._hedges = hedges(self.engine.policy, race)
 
@@ -191,10 +181,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                answer = await self._executor.inner.handle_async_request(request)
-                if request.method == "GET":  # an HTTP+SSE event stream? (legacy_httpx_async)
-                    return watched(self.engine, request, answer)
-                return answer
+                return await watched(self.engine, request, self._executor.inner)
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
             ended = await self._executor.inner.handle_async_request(request)
@@ -221,9 +208,6 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             return answered(call, request, response, body if command.body is None else command.body)
         await close(response)  # an answer read but not handed on (held back)
         if type(command) is Answer:
-            if command.stream is not None:  # an HTTP+SSE POST's failure: on its stream too
-                deliver, event = command.stream
-                deliver(event)
             return made(call, request, command)
         raise failure(call, request, command)
 
@@ -299,10 +283,10 @@ def mcp_client(
             proxies = environment_proxies()
     elif pool_options:
         raise TypeError(f"give {', '.join(pool_options)} to the inner transport you pass")
-    retry_options.setdefault("listings", LISTINGS)  # the process's (core/listings.py)
     retry = AsyncRetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
+    retry.engine.listings = LISTINGS  # the process's last good listings (core/listings.py)
 
     def proxied(proxy: str) -> httpx.AsyncBaseTransport:
         return httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options)

@@ -37,10 +37,15 @@ __all__ = ["watched"]
 _EVENT_STREAM = "text/event-stream"
 
 
-def watched(engine: Engine, request: httpx.Request, response: httpx.Response) -> httpx.Response:
-    """The answer to a GET the transport hands on as it came: an event stream (not
-    content-encoded) read through ``LegacyStream``, so that it can take events; any other
-    answer untouched."""
+async def watched(
+    engine: Engine, request: httpx.Request, inner: httpx.AsyncBaseTransport
+) -> httpx.Response:
+    """Send a request that is no call (a GET, a POST of no JSON-RPC message) and hand its
+    answer on as it came; a GET's event stream (not content-encoded) read through
+    ``LegacyStream``, so that it can take events."""
+    response = await inner.handle_async_request(request)
+    if request.method != "GET":
+        return response
     head = head_of(response)
     stream = response.stream
     if (
@@ -204,4 +209,3 @@ class LegacyStream(httpx.AsyncByteStream):
                 with anyio.move_on_after(5):
                     await self._pumped.wait()
             await self._inner.aclose()
-

@@ -11,7 +11,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from ..core.commands import HeaderEdits
 from ..core.events import Head
@@ -354,10 +354,19 @@ def routes(
     return table
 
 
-def unwatched(_engine: object, _request: object, response: R) -> R:
-    """What a sync shell does with the answer to a GET it hands on: nothing (no MCP client
-    is sync, so none reads an HTTP+SSE event stream through one; see ``legacy_httpx_async``)."""
-    return response
+_Q_contra = TypeVar("_Q_contra", contravariant=True)
+_A_co = TypeVar("_A_co", covariant=True)
+
+
+class _Sends(Protocol[_Q_contra, _A_co]):
+    def handle_request(self, request: _Q_contra) -> _A_co: ...
+
+
+def unwatched(_engine: object, request: _Q_contra, inner: _Sends[_Q_contra, _A_co]) -> _A_co:
+    """What a sync shell does with a request that is no call: send it, hand its answer on as
+    it came (no MCP client is sync, so none reads an HTTP+SSE event stream through one; see
+    ``legacy_httpx_async``)."""
+    return inner.handle_request(request)
 
 
 def no_race(*_: object, **__: object) -> NoReturn:
