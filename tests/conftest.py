@@ -25,6 +25,9 @@ collect_ignore = ["sdk_suites"] + ([] if _mcp_major() == 1 else ["mcp1"])
 # which names the framework in MCP_SAFE_RETRY_FRAMEWORK.
 if not os.environ.get("MCP_SAFE_RETRY_FRAMEWORK"):
     collect_ignore.append("frameworks")
+# The TypeScript SDK's client runs under node from a cache scripts/gateway_clients.sh fills.
+if not os.environ.get("MCP_SAFE_RETRY_NODE_MODULES"):
+    collect_ignore.append("typescript")
 
 
 @pytest.fixture(params=["asyncio", "trio"])

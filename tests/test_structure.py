@@ -145,9 +145,15 @@ def test_the_core_imports_nothing_that_does_io() -> None:
 
 
 # What each layer never imports. The face is the package's top-level modules (``__init__``,
-# ``policy``, ``records``, ...); the CLI, the framework adapters and the kitchen sit above it.
+# ``policy``, ``records``, ...); the CLI, the framework adapters, the gateway and the kitchen
+# sit above it.
 _FACE = "face"
-_ABOVE = ("mcp_safe_retry.cli", "mcp_safe_retry.frameworks", "mcp_safe_retry.kitchen")
+_ABOVE = (
+    "mcp_safe_retry.cli",
+    "mcp_safe_retry.frameworks",
+    "mcp_safe_retry.gateway",
+    "mcp_safe_retry.kitchen",
+)
 _NEVER = {
     "mcp_safe_retry.core": (
         _FACE,

@@ -68,6 +68,7 @@ SURFACE = {
     },
     "mcp_safe_retry.extensions": {
         "ALLOW_DUPLICATE_EXTENSION",
+        "CALLER_EXTENSION",
         "IDEMPOTENCY_EXTENSION",
         "ORIGIN_EXTENSION",
         "RECORD_EXTENSION",

@@ -3,12 +3,15 @@
 ``IDEMPOTENCY_EXTENSION`` (``"read"`` or ``"unsafe"``) overrides the policy for one request,
 ``ORIGIN_EXTENSION`` says who re-sent it (or use ``retry_origin()``),
 ``ALLOW_DUPLICATE_EXTENSION`` (``True``) lets it through the duplicate guard (or use
-``allow_duplicate()``); ``RECORD_EXTENSION`` holds a response's record (read it with
-``get_record``).
+``allow_duplicate()``), ``CALLER_EXTENSION`` (a string: a digest, never a credential) names
+whom a transport that sends for many callers sends it for, so the duplicate guard keeps
+their calls apart (the gateway sets it); ``RECORD_EXTENSION`` holds a response's record
+(read it with ``get_record``).
 """
 
 from .core.extensions import (
     ALLOW_DUPLICATE_EXTENSION,
+    CALLER_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     ORIGIN_EXTENSION,
     RECORD_EXTENSION,
@@ -16,6 +19,7 @@ from .core.extensions import (
 
 __all__ = [
     "ALLOW_DUPLICATE_EXTENSION",
+    "CALLER_EXTENSION",
     "IDEMPOTENCY_EXTENSION",
     "ORIGIN_EXTENSION",
     "RECORD_EXTENSION",

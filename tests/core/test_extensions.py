@@ -12,6 +12,7 @@ def test_the_keys_are_namespaced_and_distinct() -> None:
         keys.IDEMPOTENCY_EXTENSION,
         keys.ORIGIN_EXTENSION,
         keys.ALLOW_DUPLICATE_EXTENSION,
+        keys.CALLER_EXTENSION,
         keys.RECORD_EXTENSION,
     ]
     assert all(v.startswith("mcp_safe_retry.") for v in values)

@@ -31,7 +31,7 @@ from mcp_safe_retry import (
 )
 from mcp_safe_retry import httpx2 as mcp_httpx2
 from mcp_safe_retry.core.attempt_kinds import AttemptKind
-from mcp_safe_retry.extensions import ALLOW_DUPLICATE_EXTENSION
+from mcp_safe_retry.extensions import ALLOW_DUPLICATE_EXTENSION, CALLER_EXTENSION
 from mcp_safe_retry.records import (
     CONTAINED_ERROR_CODE,
     CallRecord,
@@ -474,6 +474,21 @@ def test_a_resend_in_another_session_is_the_same_call(lib: str, mode: str) -> No
     client.outcome(charge(1), headers={"mcp-session-id": "s1"})
     record = client.outcome(charge(2), headers={"mcp-session-id": "s2"})
     assert was_held(record) and server.posts == 1
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_each_caller_of_one_transport_is_guarded_apart(lib: str, mode: str) -> None:
+    """A transport that sends for many callers (the gateway) names each with the caller
+    extension: one caller's re-send is held, another caller's same call goes."""
+    server = Server(lib, "read", "ok")
+    client = Client(lib, mode, server)
+    alice, bob = {CALLER_EXTENSION: "alice-digest"}, {CALLER_EXTENSION: "bob-digest"}
+    client.outcome(charge(1), extensions=alice)
+    assert was_held(client.outcome(charge(2), extensions=alice))
+    assert server.posts == 1
+    assert client.outcome(charge(3), extensions=bob).outcome == Outcome.TOOL_SUCCESS
+    assert client.outcome(charge(4)).outcome == Outcome.TOOL_SUCCESS  # no caller: its own
+    assert server.posts == 3
 
 
 @pytest.mark.parametrize(("lib", "mode"), FLAVOURS)

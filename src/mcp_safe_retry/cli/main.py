@@ -1,4 +1,4 @@
-"""The `mcp-safe-retry` command: demo, probe and kitchen."""
+"""The `mcp-safe-retry` command: demo, probe, kitchen and gateway."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
         "kitchen",
         help="serve the fault-injection MCP server on 127.0.0.1 (see: mcp-safe-retry kitchen -h)",
     )
+    commands.add_parser(
+        "gateway",
+        help="serve one upstream MCP server through mcp-safe-retry "
+        "(see: mcp-safe-retry gateway -h)",
+    )
     return parser
 
 
@@ -82,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"mcp-safe-retry: {_NEEDS_MCP}", file=sys.stderr)
             return 2
         return kitchen_main(argv[1:])
+    if argv[:1] == ["gateway"]:  # its own parser too; it needs no MCP SDK
+        from .gateway import main as gateway_main
+
+        return gateway_main(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .commands import Ask
 from .ending import Ending
-from .extensions import IDEMPOTENCY_EXTENSION
+from .extensions import CALLER_EXTENSION, IDEMPOTENCY_EXTENSION
 from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
@@ -24,7 +24,7 @@ from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
 from .records import Fixed, RetryOrigin
-from .servers import key_of
+from .servers import for_caller, key_of
 from .session import SESSION_HEADER
 from .settling import Settling
 from .tasks import TASK_METHODS, TaskLink, task_id_of
@@ -114,7 +114,11 @@ class Opened:
                 is_resend = context.detector.is_resend(facts.identity, now)
                 origin = _APPLICATION if is_resend else _NONE
             if watched:  # the duplicate guard (core/guard.py): UNSAFE tool calls only
-                guarded = key_of((where, context.server_key))
+                keys: Callable[[str], str] = context.server_key
+                caller = extensions.get(CALLER_EXTENSION)
+                if type(caller) is str:  # one transport sending for many (the gateway)
+                    keys = for_caller(keys, caller)
+                guarded = key_of((where, keys))
                 guard = context.guard
                 if len(guard):  # it remembers a call that may have run: is this one a repeat?
                     duplicate = guard.look(guarded, facts.identity, consented(extensions), now)

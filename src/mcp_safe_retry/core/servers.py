@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-__all__ = ["ServerKey", "key_of", "server_key"]
+__all__ = ["ServerKey", "for_caller", "key_of", "server_key"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -69,3 +69,10 @@ key_of: Callable[[tuple[object, Callable[[str], str]]], ServerKey] = functools.p
     tuple.__new__, ServerKey
 )
 """``ServerKey(url, keys)`` from ``(url, keys)``, built in C (no named tuple's ``__new__``)."""
+
+
+def for_caller(keys: Callable[[str], str], caller: str) -> Callable[[str], str]:
+    """The key of a URL for one caller of a transport that sends for many (a gateway's
+    clients, named by ``extensions.CALLER_EXTENSION``): the server's key, then the caller,
+    so each caller's calls are remembered apart."""
+    return lambda url: f"{keys(url)} caller={caller}"
