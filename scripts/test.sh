@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 say() { echo "scripts/test.sh: $*"; }
 pip_install() { "$1/bin/python" -m pip install --quiet --disable-pip-version-check "${@:2}"; }
-extras="test,docs,otel,mcp,kitchen,fast,redis,fastmcp"
+extras="test,docs,otel,mcp,kitchen,fast,redis,fastmcp,tasks-peer"
 
 [ -x .venv/bin/python ] || { say "creating .venv ($python -m venv)"; "$python" -m venv .venv; }
 say "installing mcp-safe-retry[$extras] from this repository into .venv (editable)"

@@ -27,6 +27,7 @@ Rule = tuple[str, str]
 UNASYNC: Sequence[Rule] = (
     ('["AsyncRetryTransport", "mcp_client"]', '["RetryTransport", "mcp_client"]'),
     ("from ..race_httpx_async import race\n", "from ..wiring import no_race as race\n"),
+    ("from ..legacy_httpx_async import watched\n", "from ..wiring import unwatched as watched\n"),
     ("import anyio  # the session lock, and a shielded close\n", "import threading\n"),
     (  # a response closed in a cancelled task: a sync shell is never cancelled
         ', shielded from a cancellation."""\n    if response is not None:\n'
@@ -73,6 +74,7 @@ HTTPX2: Sequence[Rule] = (
     ("from ..errors_httpx import", "from .errors_httpx2 import"),
     ("from ..bodies_httpx_async import", "from .bodies_httpx2_async import"),
     ("from ..race_httpx_async import", "from .race_httpx2_async import"),
+    ("from ..legacy_httpx_async import", "from .legacy_httpx2_async import"),
     ("from .bodies_httpx_sync import", "from .bodies_httpx2_sync import"),
     ("take from httpx beyond", "take from httpx2 beyond"),
     ("for an httpx exception", "for an httpx2 exception"),
@@ -100,6 +102,8 @@ SOURCES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "errors_httpx.py": [("errors_httpx2.py", "httpx2", ASYNC2)],
     # Hedged reads race copies in async shells only: sync shells refuse them (wiring.hedges).
     "race_httpx_async.py": [("race_httpx2_async.py", "async, httpx2", ASYNC2)],
+    # HTTP+SSE event streams take events in async shells only (no MCP client is sync).
+    "legacy_httpx_async.py": [("legacy_httpx2_async.py", "async, httpx2", ASYNC2)],
 }
 
 

@@ -55,9 +55,10 @@ class Served:
     Args:
         app: the ASGI app (its lifespan runs).
         sock: a bound socket to serve on (default: a new one on a free port).
+        http: uvicorn's HTTP protocol (default: its own choice).
     """
 
-    def __init__(self, app: App, sock: socket.socket | None = None) -> None:
+    def __init__(self, app: App, sock: socket.socket | None = None, *, http: Any = "auto") -> None:
         self.seen: list[Seen] = []
         self._app = app
         self._sock = sock if sock is not None else bind_loopback()
@@ -68,6 +69,7 @@ class Served:
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=2,
+            http=http,  # the kitchen's AbortableH11Protocol drops connections on purpose
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._serve, name=f"served-{self.port}", daemon=True)
@@ -175,3 +177,52 @@ def memory_event_store() -> Any:
             return streams[0]
 
     return MemoryEventStore()
+
+
+# The kitchen's (mcp_safe_retry.kitchen.ABORT_EXTENSION), written out: this module is
+# imported in mcp 1.x environments too, where the kitchen (mcp 2.x) cannot be.
+ABORT_EXTENSION = "mcp_safe_retry.kitchen.abort"
+
+
+class FaultyPosts:
+    """ASGI middleware: answers the tools/call POSTs of the tools in ``faults`` with a bare
+    status (an int) or drops their connection (``"drop"``: served with the kitchen's
+    ``AbortableH11Protocol``), each once; the rest passes."""
+
+    def __init__(self, app: App, faults: dict[str, Any]) -> None:
+        self.app = app
+        self.faults = dict(faults)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = json.loads(body) if body else {}
+        tool = (
+            (sent.get("params") or {}).get("name") if sent.get("method") == "tools/call" else None
+        )
+        fault = self.faults.pop(tool, None) if tool else None
+        if fault == "drop":
+            await scope["extensions"][ABORT_EXTENSION](False)
+            return
+        if isinstance(fault, int):
+            await send({"type": "http.response.start", "status": fault, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -159,6 +159,12 @@ def test_every_outcome_is_produced() -> None:
         classify(200, b": only a comment\n\n", content_type="text/event-stream").outcome,
         classify(307, b"").outcome,
     }
+    task = b'"taskId":"t","status":"%s","createdAt":"x","lastUpdatedAt":"x","ttlMs":null'
+    created = b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"task",' + task % b"working" + b"}}"
+    seen.add(classify(200, created, tasks=True).outcome)
+    for status in (b"working", b"cancelled"):
+        polled = b'{"jsonrpc":"2.0","id":1,"result":{' + task % status + b"}}"
+        seen.add(classify(200, polled, method="tasks/get").outcome)
 
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused")

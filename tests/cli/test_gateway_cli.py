@@ -95,8 +95,9 @@ def test_a_gateway_process_serves_and_records(tmp_path: Path) -> None:
             assert 'mcp_method_name="ping"' in metrics.text
     (line,) = records.read_text().splitlines()  # the ping; the health probe is not a call
     record = json.loads(line)
-    assert record["method"] == "ping" and record["outcome"] == Outcome.HTTP_ERROR
-    assert record["httpStatuses"] == [400]
+    # The kitchen's 400 carries a JSON-RPC error for the request: that error, its status kept.
+    assert record["method"] == "ping" and record["outcome"] == Outcome.JSONRPC_ERROR
+    assert record["httpStatuses"] == [400] and record["layer"] == "protocol"
 
 
 def test_with_redis_the_fleet_shares_the_budget(tmp_path: Path, redis_server: RedisServer) -> None:

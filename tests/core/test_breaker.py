@@ -231,3 +231,17 @@ def test_circuits_read_the_clock_handed_in_and_the_public_breaker_the_system_s()
     assert isinstance(public, Circuits) and public.clock is time.monotonic
     assert public.settings == BreakerSettings(open_for=7.0)
     assert repr(public) == "CircuitBreaker(servers=0, not_closed=0)"
+
+
+def test_recent_answers_tell_a_read_that_follows_one() -> None:
+    from mcp_safe_retry.core.breaker import FOLLOW_UP_WINDOW, RecentAnswers
+
+    answers = RecentAnswers(max_servers=2)
+    assert not answers.follows("a", 10.0)
+    answers.answered("a", 10.0)
+    assert answers.follows("a", 10.0 + FOLLOW_UP_WINDOW)
+    assert not answers.follows("a", 10.1 + FOLLOW_UP_WINDOW)
+    assert not answers.follows("b", 10.0)
+    answers.answered("b", 11.0)
+    answers.answered("c", 12.0)  # a third server: the table starts over
+    assert answers.follows("c", 12.0) and not answers.follows("a", 12.0)

@@ -34,15 +34,42 @@ HTTP = [
         404,
         _j({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "Session not found"}}),
         "application/json",
+        (Outcome.JSONRPC_ERROR, 404, -32600),
+        id="404-session-not-found-for-the-request",
+    ),
+    pytest.param(
+        404,
+        _j(
+            {
+                "jsonrpc": "2.0",
+                "id": "server-error",
+                "error": {"code": -32600, "message": "Session not found"},
+            }
+        ),
+        "application/json",
         (Outcome.HTTP_ERROR, 404, -32600),
-        id="404-session-not-found-keeps-code",
+        id="404-error-for-another-id-keeps-code",
     ),
     pytest.param(
         400,
         _j({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "No session"}}),
         "application/json; charset=utf-8",
-        (Outcome.HTTP_ERROR, 400, -32000),
-        id="400-code-with-charset",
+        (Outcome.JSONRPC_ERROR, 400, -32000),
+        id="400-code-with-charset-id-null",
+    ),
+    pytest.param(
+        404,
+        _j({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}),
+        "application/json",
+        (Outcome.JSONRPC_ERROR, 404, -32601),
+        id="2026-404-method-not-found",
+    ),
+    pytest.param(
+        400,
+        _j({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Unknown tool"}}),
+        "application/json",
+        (Outcome.JSONRPC_ERROR, 400, -32602),
+        id="2026-400-invalid-params",
     ),
     pytest.param(
         429,
@@ -77,7 +104,9 @@ def test_http_status_first(
 ) -> None:
     c = classify(status, body, content_type=ctype)
     assert (c.outcome, c.status, c.code) == expected
-    assert c.layer is Layer.TRANSPORT
+    # A JSON-RPC error for the request reads as that error, whatever the status came with.
+    protocol = c.outcome is Outcome.JSONRPC_ERROR
+    assert c.layer is (Layer.PROTOCOL if protocol else Layer.TRANSPORT)
 
 
 CONTENT_TYPES = [

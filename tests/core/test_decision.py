@@ -178,3 +178,36 @@ def test_an_outcome_that_settles_its_attempt_is_no_failure_whatever_the_policy(
                 assert decision is stop
                 assert not is_transient(policy, classification)
     assert stop is None or not stop.retry
+
+
+def test_idempotent_calls_are_retried_like_reads() -> None:
+    for outcome, status in ((Outcome.NETWORK_ERROR, None), (Outcome.HTTP_ERROR, 503)):
+        d = _decide(outcome, status=status, kind="read", idem=Idempotency.IDEMPOTENT)
+        assert d.retry
+    spent = _decide(Outcome.NETWORK_ERROR, kind="read", idem=Idempotency.IDEMPOTENT, attempt=3)
+    assert (spent.retry, spent.reason) == (False, Reason.MAX_RETRIES)
+    late = _decide(
+        Outcome.NETWORK_ERROR,
+        kind="read",
+        idem=Idempotency.IDEMPOTENT,
+        elapsed=0.9,
+        policy=RetryPolicy(deadline=1.0),
+    )
+    assert (late.retry, late.reason) == (False, Reason.DEADLINE)
+    tool_error = _decide(Outcome.TOOL_ERROR, idem=Idempotency.IDEMPOTENT)
+    assert not tool_error.retry
+
+
+@pytest.mark.parametrize(
+    ("status", "retried"),
+    [
+        pytest.param(503, True, id="503-says-retry"),
+        pytest.param(400, False, id="400-does-not"),
+        pytest.param(None, False, id="2xx-never"),
+    ],
+)
+def test_a_jsonrpc_error_in_a_non_2xx_answer_is_retried_only_where_the_status_says(
+    status: int | None, retried: bool
+) -> None:
+    d = _decide(Outcome.JSONRPC_ERROR, status=status, idem=Idempotency.READ)
+    assert d.retry is retried

@@ -37,6 +37,9 @@ TABLE = [
     (NOT_SENT, _of(Outcome.DUPLICATE_HELD)),
     # answered: any JSON-RPC answer, any status that says the request was not processed
     (ANSWERED, _of(Outcome.TOOL_SUCCESS)),
+    (ANSWERED, _of(Outcome.TASK_CREATED)),  # the server holds the call as a task
+    (ANSWERED, _of(Outcome.TASK_WORKING)),
+    (ANSWERED, _of(Outcome.TASK_CANCELLED)),
     (ANSWERED, pytest.param(ACCEPTED_REQUEST, None, id="202-to-a-request")),
     (ANSWERED, _of(Outcome.TOOL_ERROR)),
     (ANSWERED, _of(Outcome.JSONRPC_ERROR)),

@@ -41,6 +41,9 @@ ENDINGS = [
     pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
     pytest.param(_classified(Outcome.DUPLICATE_HELD), Ending.FINAL, id="duplicate-held"),
     pytest.param(_classified(Outcome.REDIRECT, status=307), Ending.SUCCESS, id="redirect"),
+    pytest.param(_classified(Outcome.TASK_CREATED), Ending.SUCCESS, id="task-created"),
+    pytest.param(_classified(Outcome.TASK_WORKING), Ending.SUCCESS, id="task-working"),
+    pytest.param(_classified(Outcome.TASK_CANCELLED), Ending.FINAL, id="task-cancelled"),
 ]
 
 

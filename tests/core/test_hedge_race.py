@@ -31,6 +31,12 @@ HEDGED = RetryPolicy(hedge_after=0.1, max_hedges=1, max_retries=2)
         pytest.param(HEDGED, "tools/call", 1, READ, True, id="read-tool"),
         pytest.param(HEDGED, "resources/read", "r-1", READ, True, id="read-method"),
         pytest.param(HEDGED, "tools/call", 1, UNSAFE, False, id="unsafe-tool"),
+        pytest.param(
+            HEDGED, "tools/call", 1, Idempotency.IDEMPOTENT, False, id="idempotent-never-hedged"
+        ),
+        pytest.param(
+            HEDGED, "tasks/cancel", 1, Idempotency.IDEMPOTENT, False, id="tasks-cancel-not-hedged"
+        ),
         pytest.param(HEDGED, "notifications/progress", None, READ, False, id="notification"),
         pytest.param(HEDGED, "initialize", 0, READ, False, id="initialize"),
         pytest.param(RetryPolicy(), "tools/call", 1, READ, False, id="hedging-off"),

@@ -47,3 +47,31 @@ def test_annotations_are_trusted_only_when_asked() -> None:
     assert trusting.idempotency("tools/call", "charge", ro) is Idempotency.UNSAFE
     configured = RetryPolicy(trust_annotations=True, tools={"lookup": Idempotency.UNSAFE})
     assert configured.idempotency("tools/call", "lookup", ro) is Idempotency.UNSAFE
+
+
+def test_idempotent_tools_are_declared_by_the_policy() -> None:
+    policy = RetryPolicy(tools={"set_status": "idempotent"})
+    assert policy.idempotency("tools/call", "set_status") is Idempotency.IDEMPOTENT
+
+
+def test_idempotent_hint_is_trusted_only_when_asked_and_only_for_writes() -> None:
+    ro, idem = frozenset({"lookup"}), frozenset({"upsert"})
+    assert RetryPolicy().idempotency("tools/call", "upsert", ro, idem) is Idempotency.UNSAFE
+    trusting = RetryPolicy(trust_annotations=True)
+    assert trusting.idempotency("tools/call", "upsert", ro, idem) is Idempotency.IDEMPOTENT
+    assert trusting.idempotency("tools/call", "lookup", ro, idem) is Idempotency.READ
+    configured = RetryPolicy(trust_annotations=True, tools={"upsert": Idempotency.UNSAFE})
+    assert configured.idempotency("tools/call", "upsert", ro, idem) is Idempotency.UNSAFE
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        pytest.param("tasks/get", Idempotency.READ, id="tasks-get-reads"),
+        pytest.param("tasks/cancel", Idempotency.IDEMPOTENT, id="tasks-cancel-acknowledges"),
+        pytest.param("tasks/update", Idempotency.IDEMPOTENT, id="tasks-update-acknowledges"),
+        pytest.param("tasks/list", Idempotency.UNSAFE, id="gone-in-2026"),
+    ],
+)
+def test_the_tasks_extension_methods(method: str, expected: Idempotency) -> None:
+    assert RetryPolicy().idempotency(method, None) is expected

@@ -24,3 +24,25 @@ def test_a_cancellation_follows_a_request_into_the_renewed_session() -> None:
     assert remapped is not None and json.loads(remapped)["params"]["requestId"] == "wire-7"
     observed.settled("s-2", 7)
     assert observed.remap_cancellation(cancel, "s-2") is None
+
+
+def test_tools_list_tells_the_read_only_and_the_idempotent_tools() -> None:
+    observed = Observed()
+    listing = parse_request(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert listing is not None
+    from mcp_safe_retry.core.outcomes import Outcome, verdict
+
+    tools = [
+        {"name": "lookup", "annotations": {"readOnlyHint": True, "idempotentHint": True}},
+        {"name": "upsert", "annotations": {"idempotentHint": True}},
+        {"name": "charge", "annotations": {"idempotentHint": False}},
+        {"name": "plain"},
+    ]
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}}
+    observed.learn(listing, verdict(Outcome.RPC_SUCCESS), message)
+    assert observed.read_only_tools == {"lookup"}
+    assert observed.idempotent_tools == {"upsert"}  # read-only wins: lookup is READ
+    message["result"] = {"tools": [{"name": "upsert"}]}  # its hint withdrawn
+    observed.learn(listing, verdict(Outcome.RPC_SUCCESS), message)
+    assert observed.idempotent_tools == set()
+    assert observed.read_only_tools == {"lookup"}  # not listed this time: kept

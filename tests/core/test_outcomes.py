@@ -31,7 +31,12 @@ def test_a_verdict_is_in_its_outcome_s_layer(outcome: Outcome) -> None:
 
 def test_successes_are_no_failures_and_so_are_a_redirect_and_a_request_for_input() -> None:
     assert {Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED} == SUCCESSES
-    assert {Outcome.INPUT_REQUIRED, Outcome.REDIRECT} == NOT_FAILURES - SUCCESSES
+    assert {
+        Outcome.INPUT_REQUIRED,
+        Outcome.REDIRECT,
+        Outcome.TASK_CREATED,  # the server runs the call as a task: not finished, not failed
+        Outcome.TASK_WORKING,
+    } == NOT_FAILURES - SUCCESSES
 
 
 def test_the_dict_holds_layer_outcome_status_and_code_only() -> None:

@@ -75,3 +75,14 @@ def test_session_lost_recognises_every_way_it_is_reported(
     classification: Classification, sent_session: bool, lost: bool
 ) -> None:
     assert session_lost(classification, sent_session=sent_session) is lost
+
+
+def test_a_404_method_not_found_is_never_a_lost_session() -> None:
+    """2026-07-28 answers -32601 with 404, and that revision has no sessions."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}
+    )
+    found = classify(404, body)
+    assert found.code == -32601
+    assert not session_lost(found, sent_session=True)
+    assert session_lost(classify(404, b""), sent_session=True)  # a bare 404 still is

@@ -67,3 +67,21 @@ def test_retry_after_is_read_only_where_its_status_gives_it_weight() -> None:
     assert asked_wait(Head(429, retry_after="3"), wall) == 3.0
     assert asked_wait(Head(503), wall) is None
     assert asked_wait(Head(200, retry_after="2"), wall) is None
+
+
+def test_a_redirect_hop_is_counted_once_by_the_request_sent_on() -> None:
+    """A 3xx hop feeds the budget nothing and ends no call for the breaker's ratio; it only
+    tells the breaker the server answered (its run of failures ends)."""
+    budget = RetryBudget(burst=2, per_success=0.5)
+    breaker = CircuitBreaker(failure_threshold=2, min_calls=1, failure_ratio=0.5)
+    e = engine(budget=budget, breaker=breaker)
+    assert budget.allow_retry()
+    hop = verdict(Outcome.REDIRECT, status=307)
+    tally(e, Ask(breaker, KEY), hop, None, ends_call=True)
+    assert budget.tokens == 1.0  # no success credited for the hop
+    told(Ask(breaker, KEY), True, None, ends_call=False)  # one failed attempt...
+    tally(e, Ask(breaker, KEY), hop, None, ends_call=True)  # ...a hop resets the run
+    told(Ask(breaker, KEY), True, None, ends_call=False)
+    assert breaker.allow(KEY)  # no two failures in a row, and no call ended by the hop
+    tally(e, Ask(breaker, KEY), ANSWERED, None, ends_call=True)  # the Location's answer
+    assert budget.tokens == 1.5  # counted once

@@ -586,3 +586,27 @@ def test_a_call_is_held_exactly_while_its_last_sent_attempt_may_have_run(
         assert record.outcome != Outcome.DUPLICATE_HELD
         if sent:
             may_have_run[key] = step in MAY_RUN
+
+
+# -- idempotent writes: retried like reads, never held ------------------------------------
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_an_idempotent_write_is_retried_after_a_drop_and_never_held(lib: str, mode: str) -> None:
+    policy = RetryPolicy(tools={"charge": Idempotency.IDEMPOTENT}, max_retries=1)
+    server = Server(lib, "read", "ok")
+    client = Client(lib, mode, server, policy=policy)
+    record = client.outcome(charge(1))
+    assert record.outcome == Outcome.TOOL_SUCCESS and record.post_count == 2
+    assert str(record.idempotency) == "idempotent"
+    assert [a.decision.reason for a in record.attempts if a.decision] == [
+        Reason.NETWORK_ERROR,
+        Reason.SUCCESS,
+    ]
+    dropped = Server(lib, "read")  # every POST dropped: the retries are spent...
+    client = Client(lib, mode, dropped, policy=policy)
+    with pytest.raises(client.http.TransportError):
+        client.post(charge(1))
+    again = client.outcome(charge(2))  # ...and the same call again is sent, not held
+    assert again.outcome == Outcome.NETWORK_ERROR and again.duplicate_of is None
+    assert dropped.posts == 4

@@ -16,7 +16,7 @@ from .jsonrpc import JSON, RequestFacts, RequestId, answers_under, dumps, is_exa
 from .records import CallRecord
 from .sse import encode_event
 
-__all__ = ["contained", "exact", "restored", "spliced"]
+__all__ = ["contained", "exact", "restored", "spliced", "stale"]
 
 
 def exact(message: JSON, source: bytes | None) -> JSON:
@@ -84,4 +84,11 @@ def contained(
     ):
         return None
     body = contained_error(record, facts.id)
+    return encode_event(body) if in_stream else body
+
+
+def stale(result: JSON, caller_id: RequestId | None, *, in_stream: bool = False) -> bytes:
+    """A list read's last good answer (``result``) as the response to the caller's id: a
+    JSON body, or one SSE event inside a stream already handed on."""
+    body = dumps({"jsonrpc": "2.0", "id": caller_id, "result": result})
     return encode_event(body) if in_stream else body

@@ -46,10 +46,12 @@ from .outcomes import Classification, Outcome, verdict
 from .servers import server_key
 
 __all__ = [
+    "FOLLOW_UP_WINDOW",
     "Breaker",
     "BreakerSettings",
     "CircuitState",
     "Circuits",
+    "RecentAnswers",
     "circuit_open",
     "server_key",
     "should_trip",
@@ -275,3 +277,31 @@ def _count(
         bucket[0] += 1
         bucket[1] += failed
     return sum(b[0] for b in buckets.values()), sum(b[1] for b in buckets.values())
+
+
+FOLLOW_UP_WINDOW = 5.0
+"""Seconds after a server's last answer in which a read to it is sent whatever its circuit
+says. The breaker spares a failing server; a server that just answered is not one, and the
+read that follows an answer is most often the SDK's own (mcp 2.x ``call_tool`` lists the
+tools after a call to validate its result): refused, it fails a call that already ran."""
+
+
+class RecentAnswers:
+    """When each server (by breaker key) last answered a POST with no transient failure:
+    a transport's own, read against its clock, bounded (``max_servers``)."""
+
+    def __init__(self, max_servers: int = 1024) -> None:
+        self._max = max_servers
+        self._at: dict[str, float] = {}
+
+    def answered(self, key: str, now: float) -> None:
+        """The server ``key`` names answered now."""
+        at = self._at
+        if len(at) >= self._max and key not in at:  # many servers: start over
+            at.clear()
+        at[key] = now
+
+    def follows(self, key: str, now: float, window: float = FOLLOW_UP_WINDOW) -> bool:
+        """Whether the server ``key`` names answered within ``window`` seconds of ``now``."""
+        at = self._at.get(key)
+        return at is not None and 0.0 <= now - at <= window

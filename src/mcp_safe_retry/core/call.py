@@ -38,6 +38,7 @@ from .events import Head, streams
 from .guard import held
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
+from .idempotency import Idempotency
 from .jsonrpc import (
     parse_request,
 )
@@ -70,6 +71,7 @@ __all__ = ["Call", "begin"]
 _RESUME = Send(None, AttemptKind.RESUME)
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _HELD = AttemptKind.HELD
+_READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
@@ -163,11 +165,14 @@ class Call(Opened):
         return command
 
     def _admitted(self, allowed: bool) -> Command:
-        """The breaker's answer: send, or end the call unsent."""
+        """The breaker's answer: send, or end the call unsent (a read that follows an
+        answer from the same server is sent all the same: ``breaker.FOLLOW_UP_WINDOW``)."""
         if allowed:
             return self.settling.send()
+        admit, context = expect(self.admit, "breaker asked"), self._context
+        if self.idempotency is _READ and context.answers.follows(admit.key, context.clock()):
+            return self.settling.send()
         self.settling.give_back()  # a retry held back: its budget token goes back
-        admit = expect(self.admit, "breaker asked")
         breaker = expect(admit.breaker, "breaker asked")
         retry_in = getattr(breaker, "retry_in", None)
         return self._refuse(
@@ -226,6 +231,7 @@ class Call(Opened):
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.ending.wants_message(),
+                tasks=facts.declares_tasks,
             )
             if head.status == 404 and self.renewing.renewable(classification):
                 command = self.renewing.lost(head, body, classification)

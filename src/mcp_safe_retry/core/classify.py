@@ -14,6 +14,15 @@ from .headers import UTF8_CHARSETS, media_type
 from .jsonrpc import JSON, RequestId, is_exact, loads, same_id
 from .outcomes import ACCEPTED_REQUEST, Classification, Outcome, verdict
 from .quick_read import Quick, not_requests, quick_read
+from .results import (
+    MESSAGE_LIMIT,
+    TOOL_SUCCESS,
+    Declared,
+    created_task,
+    is_int,
+    polled_task,
+    tool_result,
+)
 from .sse import DEFAULT_MAX_EVENT_BYTES, Run, SSEDecoder
 
 __all__ = [
@@ -31,7 +40,6 @@ __all__ = [
     "error_in_body",
 ]
 
-MESSAGE_LIMIT = 500  # characters of a server's error text kept in a classification
 OVERSIZED = "SSE event larger than the limit"
 
 
@@ -54,6 +62,7 @@ def classify(
     expected_id: RequestId | None = 1,
     method: str = "tools/call",
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    tasks: Declared = False,
 ) -> Classification:
     """Classify one HTTP exchange that carried a JSON-RPC message.
 
@@ -64,6 +73,8 @@ def classify(
         expected_id: the request's JSON-RPC id; None for a notification.
         method: the request's JSON-RPC method.
         max_event_bytes: an SSE event larger than this is not parsed.
+        tasks: the request declared the Tasks extension (``core/tasks.py``): a
+            ``tools/call`` may then be answered with a task.
 
     Returns:
         The Classification; this function never raises.
@@ -78,6 +89,7 @@ def classify(
         method=method,
         max_event_bytes=max_event_bytes,
         want_message=False,
+        tasks=tasks,
     )[0]
 
 
@@ -90,6 +102,7 @@ def classify_answer(
     method: str,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     want_message: bool = True,
+    tasks: Declared = False,
 ) -> tuple[Classification, JSON]:
     """``classify`` in the rule order of the issue, returning the parsed JSON message too
     (None unless a 2xx JSON body was read) so a caller never parses the body twice.
@@ -98,7 +111,7 @@ def classify_answer(
     message (see ``quick_read``); the message is then None.
     """
     if status // 100 != 2:  # not 2xx
-        return classify_http_error(status, body, content_type), None
+        return classify_http_error(status, body, content_type, expected_id), None
     if expected_id is None:
         return verdict(Outcome.ACCEPTED), None
     if status == 202:
@@ -111,30 +124,53 @@ def classify_answer(
                 return _SUCCESS[method], None
             if quick is _BY_ENVELOPE:
                 return _SUCCESS_BY_ENVELOPE[method], None
-        return classify_json(body, charset, expected_id, method, exact=False)
+        return classify_json(body, charset, expected_id, method, exact=False, tasks=tasks)
     if kind == "text/event-stream":
-        return classify_sse(body, expected_id, method, max_event_bytes), None
+        return classify_sse(body, expected_id, method, max_event_bytes, tasks), None
     detail = f"unexpected Content-Type {kind or 'none'!r}"
     return verdict(Outcome.INVALID_ENVELOPE, detail=detail), None
 
 
-def classify_http_error(status: int, body: bytes, content_type: str | None) -> Classification:
-    """A non-2xx answer; a JSON-RPC error inside its body keeps its code and message. A
-    redirect is a hop (``REDIRECT``), not an error."""
+def classify_http_error(
+    status: int, body: bytes, content_type: str | None, expected_id: RequestId | None = None
+) -> Classification:
+    """A non-2xx answer. One whose body is a JSON-RPC error for the request (its id, or null:
+    a server that could not read the id) reads as that error, at the protocol layer, the
+    status kept (2026-07-28 servers answer a JSON-RPC error with the status it maps to: 400
+    for -32602, 404 for -32601); any other JSON-RPC error inside the body keeps its code and
+    message on the ``HTTP_ERROR``. A redirect is a hop (``REDIRECT``), not an error."""
     if status in REDIRECT_STATUSES:
         return verdict(Outcome.REDIRECT, status=status)
     code = message = None
-    error = error_in_body(body, content_type)
-    if error is not None:
+    found = _error_message(body, content_type)
+    if found is not None:
+        payload, error = found
         code = error["code"]
         if isinstance(error.get("message"), str):
             message = error["message"][:MESSAGE_LIMIT]
+        answered = payload.get("id", ...)
+        if (
+            expected_id is not None
+            and message is not None
+            and "result" not in payload  # a well-formed error response (awslabs/mcp #2949)
+            and (answered is None or same_id(answered, expected_id))
+        ):
+            return verdict(Outcome.JSONRPC_ERROR, status=status, code=code, message=message)
     return verdict(Outcome.HTTP_ERROR, status=status, code=code, message=message)
 
 
 def error_in_body(body: bytes, content_type: str | None) -> dict[str, JSON] | None:
     """The JSON-RPC ``error`` object a (non-2xx) JSON body holds, if it holds one with an
     integer code; else None."""
+    found = _error_message(body, content_type)
+    return None if found is None else found[1]
+
+
+def _error_message(
+    body: bytes, content_type: str | None
+) -> tuple[dict[str, JSON], dict[str, JSON]] | None:
+    """The JSON object a (non-2xx) JSON body holds and its ``error`` object, if it holds one
+    with an integer code; else None."""
     if not body or media_type(content_type)[0] != "application/json":
         return None
     try:
@@ -142,13 +178,19 @@ def error_in_body(body: bytes, content_type: str | None) -> dict[str, JSON] | No
     except ValueError:
         return None
     error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and _is_int(error.get("code")):
-        return error
+    if isinstance(error, dict) and is_int(error.get("code")):
+        return payload, error
     return None
 
 
 def classify_json(
-    body: bytes, charset: str | None, expected_id: RequestId, method: str, *, exact: bool = True
+    body: bytes,
+    charset: str | None,
+    expected_id: RequestId,
+    method: str,
+    *,
+    exact: bool = True,
+    tasks: Declared = False,
 ) -> tuple[Classification, JSON]:
     """Classify a whole ``application/json`` body; returns the parsed message too.
 
@@ -165,7 +207,7 @@ def classify_json(
             message = loads(text)
     except (ValueError, LookupError):  # bad JSON, bad bytes, unknown charset
         return verdict(Outcome.MALFORMED_JSON), None
-    return classify_message(message, expected_id, method), message
+    return classify_message(message, expected_id, method, tasks), message
 
 
 def _loose_id_or_code(message: JSON) -> bool:
@@ -179,16 +221,20 @@ def _loose_id_or_code(message: JSON) -> bool:
 
 
 def classify_sse(
-    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int
+    body: bytes, expected_id: RequestId, method: str, max_event_bytes: int, tasks: Declared = False
 ) -> Classification:
     """Classify the response to ``expected_id`` inside a whole SSE body."""
     decoder = SSEDecoder(max_event_bytes)
     for block in decoder.decode(body) + decoder.finish():
         if isinstance(block, Run):
-            hits = classify_events(block.datas, expected_id, method, want_message=False)
+            hits = classify_events(
+                block.datas, expected_id, method, want_message=False, tasks=tasks
+            )
             found = hits[0][1] if hits else None
         else:
-            found = classify_event(block.data, block.event, expected_id, method, want_message=False)
+            found = classify_event(
+                block.data, block.event, expected_id, method, want_message=False, tasks=tasks
+            )
         if found is not None:
             return found[0]
     if decoder.oversized:
@@ -203,6 +249,7 @@ def classify_event(
     method: str,
     *,
     want_message: bool = True,
+    tasks: Declared = False,
 ) -> tuple[Classification, Any] | None:
     """Classify one SSE event if it answers ``expected_id``; None if it is for someone else.
 
@@ -234,7 +281,7 @@ def classify_event(
         message = loads(data)  # ids, codes and a re-sent body need exact integers
     if "id" in message and message["id"] is not None and not same_id(message["id"], expected_id):
         return None  # a response to another request
-    return classify_message(message, expected_id, method), message
+    return classify_message(message, expected_id, method, tasks), message
 
 
 def classify_events(
@@ -243,6 +290,7 @@ def classify_events(
     method: str,
     *,
     want_message: bool = True,
+    tasks: Declared = False,
 ) -> list[tuple[int, tuple[Classification, Any]]]:
     """``classify_event`` of the data of many ``message`` events (an SSE ``Run``): the
     index and finding of each it does not find None for, in order; usually none (the
@@ -250,15 +298,18 @@ def classify_events(
     found = []
     for index in not_requests(datas, expected_id, method):
         answer = classify_event(
-            datas[index], "message", expected_id, method, want_message=want_message
+            datas[index], "message", expected_id, method, want_message=want_message, tasks=tasks
         )
         if answer is not None:
             found.append((index, answer))
     return found
 
 
-def classify_message(message: JSON, expected_id: RequestId, method: str) -> Classification:
-    """Classify a parsed JSON-RPC response: envelope first, then the result."""
+def classify_message(
+    message: JSON, expected_id: RequestId, method: str, tasks: Declared = False
+) -> Classification:
+    """Classify a parsed JSON-RPC response: envelope first, then the result (``tasks``: the
+    request declared the Tasks extension)."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return verdict(Outcome.INVALID_ENVELOPE, detail="not a JSON-RPC 2.0 object")
     has_result, has_error = "result" in message, "error" in message
@@ -272,7 +323,7 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
         error = message["error"]
         if (
             not isinstance(error, dict)
-            or not _is_int(error.get("code"))
+            or not is_int(error.get("code"))
             or not isinstance(error.get("message"), str)
         ):
             return verdict(Outcome.INVALID_ENVELOPE, detail="malformed error object")
@@ -281,12 +332,11 @@ def classify_message(message: JSON, expected_id: RequestId, method: str) -> Clas
         )
     if not same_id(response_id, expected_id):
         return verdict(Outcome.INVALID_ENVELOPE, detail="response id does not match")
-    return _classify_result(message["result"], method)
+    return _classify_result(message["result"], method, tasks)
 
 
 # Frozen values, so the common verdicts are shared rather than built per call.
 _RPC_SUCCESS = verdict(Outcome.RPC_SUCCESS, result_type="complete")
-_TOOL_SUCCESS = verdict(Outcome.TOOL_SUCCESS, result_type="complete")
 
 
 class _ByMethod(dict[str, Classification]):
@@ -301,7 +351,7 @@ class _ByMethod(dict[str, Classification]):
         return self._other
 
 
-_SUCCESS = _ByMethod(_TOOL_SUCCESS, _RPC_SUCCESS)
+_SUCCESS = _ByMethod(TOOL_SUCCESS, _RPC_SUCCESS)
 
 
 ENVELOPE_ONLY = (
@@ -317,7 +367,7 @@ _RPC_BY_ENVELOPE = verdict(Outcome.RPC_SUCCESS, result_type="complete", detail=E
 _SUCCESS_BY_ENVELOPE = _ByMethod(_TOOL_BY_ENVELOPE, _RPC_BY_ENVELOPE)
 
 
-def _classify_result(result: JSON, method: str) -> Classification:
+def _classify_result(result: JSON, method: str, tasks: Declared = False) -> Classification:
     invalid = Outcome.INVALID_TOOL_RESULT if method == "tools/call" else Outcome.INVALID_ENVELOPE
     if not isinstance(result, dict):
         return verdict(invalid, detail="result is not an object")
@@ -327,26 +377,12 @@ def _classify_result(result: JSON, method: str) -> Classification:
         if "inputRequests" not in result and "requestState" not in result:
             return verdict(invalid, detail="input_required without inputRequests or requestState")
         return verdict(Outcome.INPUT_REQUIRED, result_type=result_type)
+    if result_type == "task" and method == "tools/call":
+        return created_task(result, tasks if isinstance(tasks, bool) else tasks())
     if result_type != "complete":
         return verdict(invalid, detail=f"unrecognised resultType {str(result_type)[:40]!r}")
+    if method == "tasks/get":
+        return polled_task(result)
     if method != "tools/call":
         return _RPC_SUCCESS
-    if not isinstance(result.get("content"), list):
-        return verdict(invalid, detail="content is not an array", result_type=result_type)
-    is_error = result.get("isError", False)
-    if not isinstance(is_error, bool):
-        return verdict(invalid, detail="isError is not a boolean", result_type=result_type)
-    if is_error:
-        return verdict(Outcome.TOOL_ERROR, message=_first_text(result), result_type=result_type)
-    return _TOOL_SUCCESS
-
-
-def _first_text(result: dict[str, JSON]) -> str | None:
-    for item in result["content"]:
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
-            return str(item["text"])[:MESSAGE_LIMIT]
-    return None
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return tool_result(result, result_type)

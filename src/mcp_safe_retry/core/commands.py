@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple
 from .attempt_kinds import AttemptKind
 from .jsonrpc import RequestId
 from .outcomes import Outcome
+from .sse import encode_event
 from .stream import StreamTracker
 
 if TYPE_CHECKING:
     from .breaker import Breaker
     from .budget import Budget
+    from .legacy import Deliver
 
 __all__ = [
     "CANCEL_EDITS",
@@ -95,11 +97,17 @@ class Answer(NamedTuple):
     body: bytes | None = None
     status: int | None = None
     content_type: str | None = None
+    # Also put this SSE event on that event stream (an HTTP+SSE POST's contained failure:
+    # its client reads answers there, core/legacy.py); None: nothing more.
+    stream: tuple[Deliver, bytes] | None = None
 
 
-def contain(body: bytes) -> Answer:
-    """Answer with this JSON-RPC error body (HTTP 200, JSON) instead of raising."""
-    return Answer(body, 200, "application/json")
+def contain(body: bytes, stream: Deliver | None = None) -> Answer:
+    """Answer with this JSON-RPC error body (HTTP 200, JSON) instead of raising; with
+    ``stream`` (an HTTP+SSE POST's event stream), put it there too, as one SSE event."""
+    if stream is None:
+        return Answer(body, 200, "application/json")
+    return Answer(body, 200, "application/json", (stream, encode_event(body)))
 
 
 class Lock(NamedTuple):

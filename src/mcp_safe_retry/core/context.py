@@ -12,18 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from .breaker import Breaker
+from .breaker import Breaker, RecentAnswers
 from .budget import Budget
 from .commands import Ask, Read
 from .guard import GuardTable
 from .hooks import Hook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .legacy import LegacyStreams
+from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
 from .records import History, Seen
 from .session import Sessions
+from .tasks import TaskTable
 
 __all__ = ["CallContext", "Reopens"]
 
@@ -61,6 +64,10 @@ class CallContext(Protocol):
     detector: ResendDetector
     guard: GuardTable
     latencies: Latencies
+    tasks: TaskTable
+    listings: ListingCache
+    answers: RecentAnswers  # when each server last answered (a read then passes its breaker)
+    legacy: LegacyStreams  # the HTTP+SSE event streams open, by the endpoint they announced
 
     def fresh_id(self) -> str: ...
 

@@ -13,7 +13,7 @@ import attrs
 
 from .attempt_kinds import HEALABLE_NEVER, UNSENT
 from .headers import retries_after
-from .idempotency import Idempotency
+from .idempotency import RETRIED, Idempotency
 from .outcomes import SUCCESSES, Classification, Outcome
 from .policy import RetryPolicy
 
@@ -47,6 +47,8 @@ class Reason(StrEnum):
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
     DUPLICATE_HELD = "duplicate_held"  # the same UNSAFE call may have run: nothing sent
     REDIRECT = "redirect"  # a 3xx hop: the client sends the request on to its Location
+    TASK_CREATED = "task_created"  # answered with a task (Tasks extension): the server runs it
+    TASK_WORKING = "task_working"  # a poll of a task not finished: neither success nor failure
 
 
 @attrs.frozen
@@ -95,7 +97,7 @@ def decide(
     reason = _transient_reason(policy, classification)
     if reason is None:
         return _STOP_NOT_RETRYABLE
-    if idempotency is not Idempotency.READ:
+    if idempotency not in RETRIED:
         if not (policy.retry_unsent and classification.error_kind in UNSENT):
             return _STOP_NOT_IDEMPOTENT
         reason = Reason.UNSENT
@@ -128,6 +130,9 @@ SETTLED: Mapping[Outcome, Decision] = MappingProxyType(
         **dict.fromkeys(SUCCESSES, _STOP_SUCCESS),
         # A redirect: the client sends the request on to its Location, not ours to re-send.
         Outcome.REDIRECT: _STOP_REDIRECT,
+        # A task created, or still running: the server has the call; the client polls.
+        Outcome.TASK_CREATED: Decision.stop(Reason.TASK_CREATED),
+        Outcome.TASK_WORKING: Decision.stop(Reason.TASK_WORKING),
     }
 )
 """The outcomes whose attempt the outcome alone settles, whatever the policy, the attempt
@@ -144,6 +149,10 @@ def _transient_reason(policy: RetryPolicy, classification: Classification) -> Re
         return Reason.NETWORK_ERROR if healable else None
     if outcome is Outcome.STREAM_INCOMPLETE:
         return Reason.STREAM_INCOMPLETE
-    if outcome is Outcome.HTTP_ERROR and classification.status in policy.retry_statuses:
+    # A JSON-RPC error that came with a non-2xx status is retried only where the status
+    # itself says so (a 503 whose body holds an error); a 2xx one has no status here.
+    if (
+        outcome is Outcome.HTTP_ERROR or outcome is Outcome.JSONRPC_ERROR
+    ) and classification.status in policy.retry_statuses:
         return Reason.RETRYABLE_STATUS
     return None

@@ -66,6 +66,10 @@ _ANSWERS = frozenset(
         Outcome.RPC_SUCCESS,
         Outcome.ACCEPTED,  # a notification's 202
         Outcome.REDIRECT,  # a 3xx: the request is to be sent elsewhere, nothing was processed
+        # The Tasks extension's answers: a task created (the server holds the call), a poll.
+        Outcome.TASK_CREATED,
+        Outcome.TASK_WORKING,
+        Outcome.TASK_CANCELLED,
     }
 )
 _NOT_SENT_KINDS = frozenset({ErrorKind.CONNECT, ErrorKind.POOL, ErrorKind.LOCAL})

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .answers import contained, restored, spliced
+from .answers import contained, restored, spliced, stale
 from .attempt_kinds import ErrorKind
 from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain
 from .contain import server_error
 from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts
+from .listings import LIST_METHODS
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, Settle
@@ -28,9 +29,12 @@ if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
     from .ledger import Books
+    from .legacy import Deliver
     from .outgoing import Outgoing
 
 __all__ = ["Ending"]
+
+_KEPT = LEARNED_METHODS | LIST_METHODS  # the answers read whole to be learnt from or kept
 
 
 class Ending:
@@ -40,6 +44,10 @@ class Ending:
     # built per call, so no __slots__, which would forbid the defaults).
     message: JSON = None  # the last JSON answer read whole
     message_source: bytes | None = None  # its body, if read without exact integers
+    # An HTTP+SSE POST (core/legacy.py): what puts an event on the stream its client reads
+    # answers from; a contained failure goes there too, and HTTP errors are contained.
+    answers_on: Deliver | None = None
+    special = False  # a list read or an HTTP+SSE POST: its end is looked at more closely
 
     def __init__(
         self,
@@ -54,10 +62,10 @@ class Ending:
         self.outgoing = outgoing
 
     def wants_message(self) -> bool:
-        """Whether an answer must be read whole: to learn from it, or to restore the
-        caller's id in it (a re-sent call). Otherwise a plain success may be recognised
-        without building it."""
-        return self.facts.method in LEARNED_METHODS or self.outgoing.wire_id is not self.facts.id
+        """Whether an answer must be read whole: to learn from it, to keep it (a list
+        read's last good answer), or to restore the caller's id in it (a re-sent call).
+        Otherwise a plain success may be recognised without building it."""
+        return self.facts.method in _KEPT or self.outgoing.wire_id is not self.facts.id
 
     def stream(self) -> Stream:
         """Follow the SSE answer now arriving, and hand it on as it flows."""
@@ -72,6 +80,7 @@ class Ending:
                 method=facts.method,
                 max_event_bytes=self._context.max_event_bytes,
                 want_message=self.wants_message(),
+                tasks=facts.declares_tasks,
             )
         )
 
@@ -83,18 +92,33 @@ class Ending:
             self.facts,
             self.books.ref.current,
             failures=context.contain_failures,
-            http_errors=context.contain_http_errors,
+            http_errors=context.contain_http_errors or self.answers_on is not None,
             in_stream=in_stream,
         )
 
     def refused(self, classification: Classification) -> Command:
         """A call ended unsent: the contained error, or the HTTP library's exception."""
         reissued = self.outgoing.reissued
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=reissued)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             outcome = classification.outcome
             return Refuse(classification.detail or str(outcome), outcome)
-        return contain(contained)
+        return contain(contained, None if reissued else self.answers_on)
+
+    def _stale(self, *, in_stream: bool) -> Answer:
+        """A list read's last good answer, in place of the failure it met."""
+        body = stale(self.books.stale, self.facts.id, in_stream=in_stream)
+        if in_stream:
+            return Answer(body)
+        answers_on = self.answers_on  # an HTTP+SSE POST: its client reads it on the stream
+        event = (
+            None
+            if answers_on is None
+            else (answers_on, stale(self.books.stale, self.facts.id, in_stream=True))
+        )
+        return Answer(body, 200, "application/json", event)
 
     def after_read(self, then: AfterRead) -> Command:
         """What follows an answer read whole, its attempt settled with no retry."""
@@ -104,14 +128,19 @@ class Ending:
         self.message_source = source
         if resuming:
             return HAND_ON  # the client's own GET: its answer goes back as it came
+        if self.special and self.books.stale is not None:  # a list read: its last good answer
+            return self._stale(in_stream=self.outgoing.reissued)
         if self.outgoing.reissued:
             return self.reissued_end(head)
-        if self._context.contain_http_errors:  # the httpx flavour: mcp 1.x dies of one
+        # The httpx flavour (mcp 1.x dies of one), and an HTTP+SSE POST (both SDKs' POST
+        # writers stop at one, and its answer is read from the event stream).
+        if self._context.contain_http_errors or (self.special and self.answers_on is not None):
             contained = self.contained()
             if contained is not None:  # the server's own error, if its body holds one
                 if facts.id is None:
                     raise CallProtocolError("only a request's failure is contained")
-                return contain(server_error(body, head.content_type, facts.id) or contained)
+                error = server_error(body, head.content_type, facts.id) or contained
+                return contain(error, self.answers_on)
         replacement = restored(message, source, self.outgoing.wire_id, facts.id)
         return HAND_ON if replacement is None else Answer(replacement)
 
@@ -124,10 +153,12 @@ class Ending:
         if resuming or kind is ErrorKind.DECODING:
             return Raise(error)
         reissued = self.outgoing.reissued
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=reissued)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             return Raise(error)
-        return contain(contained)
+        return contain(contained, None if reissued else self.answers_on)
 
     def after_stream(self, then: AfterStream, decision: Decision | None) -> Command:
         """How an SSE answer ends, its attempt settled with ``decision`` and no retry (None:
@@ -138,6 +169,8 @@ class Ending:
         if decision is not None and decision.reason is Reason.RESUMABLE:
             # The client resumes it (GET with Last-Event-ID): it ends as on the wire.
             return HAND_ON if error is None else Raise(self.books.annotated(error))
+        if self.books.stale is not None:  # a list read: its last good answer instead
+            return self._stale(in_stream=True)
         contained = self.contained(in_stream=True)
         if contained is not None:
             return contain(contained)

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .breaker import Breaker, server_key
+from .breaker import Breaker, RecentAnswers, server_key
 from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
 from .commands import Ask, Read
@@ -21,12 +21,15 @@ from .guard import GuardTable
 from .hooks import Hook, SwitchedHook
 from .idempotency import Idempotency
 from .latency import Latencies
+from .legacy import LegacyStreams
+from .listings import ListingCache
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
 from .records import History, Seen
 from .session import SESSION_HEADER, Sessions
 from .sse import DEFAULT_MAX_EVENT_BYTES
+from .tasks import TaskTable
 from .validators import check_callable, check_instance, check_protocol
 
 __all__ = ["Engine"]
@@ -90,6 +93,7 @@ class Engine:
         breaker: Breaker | None = None,
         contain_failures: bool = False,
         contain_http_errors: bool = False,
+        listings: ListingCache | None = None,
     ) -> None:
         _check_settings(
             policy=policy,
@@ -128,8 +132,10 @@ class Engine:
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
-        # (method, tool, read-only tools) -> (idempotency, guarded): a transport sees few tools
-        self._kinds: dict[tuple[str, str | None, frozenset[str]], tuple[Idempotency, bool]] = {}
+        # (method, tool, the tools' hints) -> (idempotency, guarded): a transport sees few tools
+        self._kinds: dict[
+            tuple[str, str | None, tuple[frozenset[str], frozenset[str]]], tuple[Idempotency, bool]
+        ] = {}
         self.contain_failures = contain_failures
         # A final non-2xx answer to a request is contained too (core/contain.py): for a
         # client that dies of one (mcp 1.x), never for one that recovers by itself (2.x).
@@ -137,6 +143,11 @@ class Engine:
         self.sessions = Sessions()
         self.observed = Observed(self.sessions)
         self.latencies = Latencies()  # per server, for an adaptive hedge delay
+        self.tasks = TaskTable()  # the tasks its tools/call requests created (core/tasks.py)
+        # The last good answer of each list read (core/listings.py): its own, or a shared one.
+        self.listings = listings if listings is not None else ListingCache()
+        self.answers = RecentAnswers()  # a read that follows an answer passes the breaker
+        self.legacy = LegacyStreams()  # HTTP+SSE event streams open (core/legacy.py)
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix
@@ -182,17 +193,18 @@ class Engine:
 
     def request_kind(self, method: str, tool: str | None) -> tuple[Idempotency, bool]:
         """How safe a request of ``method`` (``tool``: the tool it calls) is to re-send under
-        the policy, with the read-only tools seen so far (``RetryPolicy.idempotency``), and
-        whether the duplicate guard watches it (``GuardTable.watches``); remembered: the
-        policy and the guard's mode never change, and the tools seen are part of the key."""
-        found = self._kinds.get((method, tool, self.observed.read_only_tools))
+        the policy, with the read-only and idempotent tools seen so far
+        (``RetryPolicy.idempotency``), and whether the duplicate guard watches it
+        (``GuardTable.watches``); remembered: the policy and the guard's mode never change,
+        and the tools seen are part of the key."""
+        found = self._kinds.get((method, tool, self.observed.hints))
         if found is None:
-            read_only = self.observed.read_only_tools
+            hints = self.observed.hints
             if len(self._kinds) >= 1024:  # many tools, or their list changing: start over
                 self._kinds.clear()
-            idempotency = self.policy.idempotency(method, tool, read_only)
+            idempotency = self.policy.idempotency(method, tool, *hints)
             found = (idempotency, self.guard.watches(method, idempotency))
-            self._kinds[method, tool, read_only] = found
+            self._kinds[method, tool, hints] = found
         return found
 
     def fresh_id(self) -> str:

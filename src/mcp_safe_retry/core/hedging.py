@@ -249,6 +249,7 @@ class Hedging:
             method=self.call.facts.method,
             max_event_bytes=self._context.max_event_bytes,
             want_message=False,
+            tasks=self.call.facts.declares_tasks,
         )
         return self._ended(number, classification, head, None, lambda: self._read(head, body))
 

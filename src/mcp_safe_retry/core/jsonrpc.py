@@ -7,6 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from .tasks import TASKS_EXTENSION, declares_tasks
+
+_TASKS_NAME = TASKS_EXTENSION.encode()
+
 _orjson_loads: Callable[[bytes | bytearray], Any] | None
 try:  # optional: the same results, faster (see loads)
     import orjson
@@ -228,6 +232,15 @@ class RequestFacts(NamedTuple):
         """A hash of method, tool and arguments, never the arguments (see ``Digest``);
         worked out on the first read."""
         return str(self.identity)
+
+    def declares_tasks(self) -> bool:
+        """Whether a ``tools/call`` declares the Tasks extension in its ``_meta`` (so it may
+        be answered with a task: core/tasks.py). Worked out when asked, which only a task
+        answer does: the body is searched for the extension's name first."""
+        if self.method != "tools/call" or _TASKS_NAME not in self.source:
+            return False
+        params = self.exact_message().get("params")
+        return isinstance(params, dict) and declares_tasks(params.get("_meta"))
 
     def exact_message(self) -> dict[str, JSON]:
         """The message with exact integers, to be re-serialised or read (built if needed)."""

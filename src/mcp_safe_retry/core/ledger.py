@@ -7,7 +7,7 @@ it each attempt as it ends and when the call is over; it never decides anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .attempt_kinds import AttemptKind
 from .decision import Decision
@@ -18,10 +18,12 @@ from .jsonrpc import JSON, RequestId
 from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
+from .tasks import TaskLink, TaskOrigin
 
 if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
+    from .listings import ListingKey
     from .servers import ServerKey
 
 __all__ = [
@@ -34,6 +36,8 @@ __all__ = [
 
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _REDIRECT = Outcome.REDIRECT
+_TASK_CREATED = Outcome.TASK_CREATED
+_RPC_SUCCESS = Outcome.RPC_SUCCESS
 
 
 class _Taken(NamedTuple):
@@ -90,7 +94,17 @@ def _built(snapshot: Snapshot) -> CallRecord:
         started_at=fixed.started_at,
         duration=max(0.0, snapshot.now - start),
         duplicate_of=fixed.duplicate,
+        task=_task(fixed, final),
     )
+
+
+def _task(fixed: Fixed, final: Classification | None) -> TaskLink | None:
+    """The record's task: the one its answer names (a task created, a poll's), with the
+    call that created it as the request's task said (``Fixed.task``); else the request's."""
+    named = fixed.task
+    if final is None or final.task_id is None:
+        return named
+    return TaskLink(final.task_id, final.task_status, None if named is None else named.created_by)
 
 
 class RecordRef:
@@ -115,6 +129,10 @@ class Books(RecordRef):
 
     # What most calls never change, as class-level defaults: fewer stores per call.
     previous: LazyRecord | None = None  # the snapshot a resumption replaces in the history
+    # A list read (core/listings.py): which read it is, and the last good answer served in
+    # place of its failure, if one was.
+    listing: ListingKey | None = None
+    stale: dict[str, Any] | None = None
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
 
@@ -229,6 +247,10 @@ class Books(RecordRef):
         facts = fixed.facts
         if facts.method in LEARNED_METHODS:
             context.observed.learn(facts, final, message, session)
+        if self.listing is not None:  # a list read: its last good answer is kept
+            self._keep(final, message)
+        if final.task_id is not None:  # a task answer (the Tasks extension): kept for its polls
+            self._task(final, fixed)
         if facts.id is not None:
             if wire_id is not facts.id:
                 context.observed.settled(session, facts.id)
@@ -245,6 +267,26 @@ class Books(RecordRef):
         context.history.keep(snapshot, previous)
         if listeners:
             self._tell(listeners, snapshot, attempt=False)
+
+    def _keep(self, final: Classification, message: JSON) -> None:
+        """Keep a list read's good answer (core/listings.py)."""
+        listing = self.listing
+        if listing is None or final.outcome is not _RPC_SUCCESS or not isinstance(message, dict):
+            return
+        result = message.get("result")
+        if isinstance(result, dict):
+            self._context.listings.keep(listing, result, self._context.wall_clock())
+
+    def _task(self, final: Classification, fixed: Fixed) -> None:
+        """Keep what a task answer says: who created the task, its last status."""
+        task_id, tasks = final.task_id, self._context.tasks
+        if task_id is None:
+            return
+        if final.outcome is _TASK_CREATED:
+            origin = TaskOrigin(fixed.facts.id, fixed.facts.tool, fixed.started_at)
+            tasks.created(task_id, origin, final.task_status or "working")
+        elif final.task_status is not None:
+            tasks.polled(task_id, final.task_status)
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""

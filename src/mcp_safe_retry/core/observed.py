@@ -34,7 +34,9 @@ class Observed:
         self._sessions = sessions if sessions is not None else Sessions()
         self.client: str | None = None
         self.protocol_version: str | None = None
-        self.read_only_tools: frozenset[str] = frozenset()
+        # The tools whose readOnlyHint is true, and those whose idempotentHint is true (and
+        # not readOnlyHint), replaced together (the engine's key of a request's kind).
+        self.hints: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
         self._races: dict[tuple[str | None, RequestId], GiveUp] = {}
 
@@ -65,15 +67,39 @@ class Observed:
                 self.client = client_info(facts) or self.client
         elif facts.method == "tools/list" and isinstance(result.get("tools"), list):
             read_only: set[str] = set()
-            other: set[str] = set()
+            idempotent: set[str] = set()
+            named: set[str] = set()
             for tool in result["tools"]:
                 if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                     continue
+                named.add(tool["name"])
                 notes = tool.get("annotations")
-                hint = isinstance(notes, dict) and notes.get("readOnlyHint") is True
-                (read_only if hint else other).add(tool["name"])
+                if not isinstance(notes, dict):
+                    continue
+                if notes.get("readOnlyHint") is True:
+                    read_only.add(tool["name"])
+                elif notes.get("idempotentHint") is True:  # meaningful only for a write
+                    idempotent.add(tool["name"])
             with self._lock:
-                self.read_only_tools = (self.read_only_tools - other) | read_only
+                before, idempotent_before = self.hints
+                self.hints = (
+                    (before - named) | read_only,
+                    (idempotent_before - named) | idempotent,
+                )
+
+    @property
+    def read_only_tools(self) -> frozenset[str]:
+        """The tools seen whose ``readOnlyHint`` is true."""
+        return self.hints[0]
+
+    @read_only_tools.setter
+    def read_only_tools(self, tools: frozenset[str]) -> None:
+        self.hints = (frozenset(tools), self.hints[1])
+
+    @property
+    def idempotent_tools(self) -> frozenset[str]:
+        """The tools seen whose ``idempotentHint`` is true and ``readOnlyHint`` is not."""
+        return self.hints[1]
 
     def resent(self, session: str | None, caller_id: RequestId, wire_id: RequestId) -> None:
         """A request with ``caller_id`` now goes out as ``wire_id``."""

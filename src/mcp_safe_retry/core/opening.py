@@ -19,6 +19,7 @@ from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
 from .ledger import Books
+from .listings import LIST_METHODS, ListingKey, auth_context
 from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
@@ -26,6 +27,7 @@ from .records import Fixed, RetryOrigin
 from .servers import for_caller, key_of
 from .session import SESSION_HEADER
 from .settling import Settling
+from .tasks import TASK_METHODS, TaskLink, task_id_of
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -36,6 +38,7 @@ __all__ = ["Opened"]
 _new = tuple.__new__  # a named tuple from its values in order, without a keyword call
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
+_NOTED = TASK_METHODS | LIST_METHODS  # requests whose record or answer is kept apart
 
 
 class Opened:
@@ -73,7 +76,7 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        content = guarded = duplicate = None
+        content = guarded = duplicate = task = listing = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
@@ -92,6 +95,18 @@ class Opened:
                 watched = context.guard.watches(facts.method, idempotency)
             breaker = context.breaker
             where = url  # written out once, by the first part that needs the server's key
+            if facts.method in _NOTED:  # a task's request, or a list read
+                if facts.method in TASK_METHODS:  # names a task: the record names its creator
+                    task_id = task_id_of(facts.parsed)
+                    if task_id is not None:
+                        task = TaskLink(task_id, None, context.tasks.origin(task_id))
+                else:  # its last good answer is kept (core/listings.py)
+                    where = str(url)
+                    listing = ListingKey(
+                        context.server_key(where),
+                        facts.digest,
+                        auth_context(headers.get("authorization")),
+                    )
             if breaker is not None:
                 where = str(url)
                 self.admit = Ask(breaker, context.server_key(where))
@@ -122,13 +137,21 @@ class Opened:
                 now,  # start
                 context.wall_clock(),  # started_at
                 duplicate,
+                task,
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)
-        self.ending = Ending(context, facts, books, outgoing)
+        self.ending = ending = Ending(context, facts, books, outgoing)
+        if listing is not None:
+            books.listing = listing
+            ending.special = True
+        if context.legacy.streams and facts.id is not None:  # an HTTP+SSE POST? (legacy.py)
+            ending.answers_on = answers_on = context.legacy.stream(str(url))
+            if answers_on is not None:
+                ending.special = True
 
     @property
     def idempotency(self) -> Idempotency:

@@ -48,6 +48,11 @@ class Outcome(StrEnum):
     # Not sent: the same UNSAFE call may have run already (the duplicate guard, core/guard.py).
     DUPLICATE_HELD = "DUPLICATE_HELD"
     REDIRECT = "REDIRECT"  # a hop: the client sends the request on to the Location
+    # The Tasks extension (core/tasks.py): a tools/call answered with a task (the tool has
+    # not finished: the server runs it), a poll of a task still running, a task cancelled.
+    TASK_CREATED = "TASK_CREATED"
+    TASK_WORKING = "TASK_WORKING"
+    TASK_CANCELLED = "TASK_CANCELLED"
 
 
 LAYER_OF: dict[Outcome, Layer] = {
@@ -66,21 +71,30 @@ LAYER_OF: dict[Outcome, Layer] = {
     Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
     Outcome.DUPLICATE_HELD: Layer.TRANSPORT,
     Outcome.REDIRECT: Layer.TRANSPORT,
+    Outcome.TASK_CREATED: Layer.INTERACTION,
+    Outcome.TASK_WORKING: Layer.INTERACTION,
+    Outcome.TASK_CANCELLED: Layer.APPLICATION,
 }
 
 SUCCESSES = frozenset({Outcome.TOOL_SUCCESS, Outcome.RPC_SUCCESS, Outcome.ACCEPTED})
 """Outcomes that end a call as the caller hoped (INPUT_REQUIRED is neither: it continues)."""
-NOT_FAILURES = SUCCESSES | {Outcome.INPUT_REQUIRED, Outcome.REDIRECT}
-"""Outcomes that are no failure: the successes, a server asking for more input, and a
-redirect (a hop the client follows)."""
+NOT_FAILURES = SUCCESSES | {
+    Outcome.INPUT_REQUIRED,
+    Outcome.REDIRECT,
+    Outcome.TASK_CREATED,
+    Outcome.TASK_WORKING,
+}
+"""Outcomes that are no failure: the successes, a server asking for more input, a redirect
+(a hop the client follows), a task created or still running (the tool has not finished)."""
 
 
 @attrs.frozen
 class Classification:
     """The verdict on one exchange.
 
-    ``status`` is set only for HTTP_ERROR and REDIRECT; ``code`` is the JSON-RPC error code
-    wherever one was found (also inside a non-2xx body). The other fields help a person and
+    ``status`` is set only for HTTP_ERROR, REDIRECT and a JSONRPC_ERROR that came in a
+    non-2xx answer; ``code`` is the JSON-RPC error code wherever one was found (also inside
+    a non-2xx body). The other fields help a person and
     never take part in ``as_dict()``.
     """
 
@@ -92,6 +106,13 @@ class Classification:
     result_type: str | None = None
     detail: str | None = None
     error_kind: str | None = None
+    # A task answer (core/tasks.py): the task it names and the status it gives (the record
+    # shows them: ``CallRecord.task``).
+    task_id: str | None = attrs.field(default=None, repr=False)
+    task_status: str | None = attrs.field(default=None, repr=False)
+    # A list read's failure answered with its last good answer (core/listings.py): how old
+    # that answer was, in seconds.
+    stale_age: float | None = attrs.field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """``layer`` and ``outcome``, plus ``status`` and ``code`` when set: nothing else."""

@@ -88,7 +88,11 @@ class RetryPolicy:
         max_retry_after: a server asking to wait longer than this gets no retry.
         deadline: seconds across all attempts; a retry that would end past it is not made.
         tools: tool name or fnmatch pattern -> Idempotency; unlisted tools are UNSAFE.
-        trust_annotations: count tools whose ``readOnlyHint`` is true as READ.
+            ``Idempotency.IDEMPOTENT`` (a write that a repeat adds nothing to: an upsert, a
+            ``set_status``) is re-sent after transport failures like READ, never hedged and
+            never held by the duplicate guard.
+        trust_annotations: count tools whose ``readOnlyHint`` is true as READ, and those
+            whose ``idempotentHint`` is true (and not read-only) as IDEMPOTENT.
         retry_unsent: also re-send an UNSAFE call whose request never left this machine (no
             connection could be made, or none came free in the pool): the server cannot have
             seen it, so it cannot run twice (gRPC's transparent retry). On by default; such a
@@ -134,7 +138,11 @@ class RetryPolicy:
     duplicate_window: float = attrs.field(default=600.0, validator=finite_positive)
 
     def idempotency(
-        self, method: str, tool: str | None, read_only_tools: frozenset[str] = frozenset()
+        self,
+        method: str,
+        tool: str | None,
+        read_only_tools: frozenset[str] = frozenset(),
+        idempotent_tools: frozenset[str] = frozenset(),
     ) -> Idempotency:
         """How safe it is to re-send a request under this policy (``idempotency_of``)."""
         return idempotency_of(
@@ -143,6 +151,7 @@ class RetryPolicy:
             tools=self.tools,
             trust_annotations=self.trust_annotations,
             read_only_tools=read_only_tools,
+            idempotent_tools=idempotent_tools,
         )
 
     def backoff(self, attempt: int, rand: Callable[[], float]) -> float:

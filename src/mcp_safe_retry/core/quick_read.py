@@ -85,7 +85,12 @@ def quick_read(body: bytes | bytearray, expected_id: RequestId, method: str) -> 
         or answered != expected_id
     ):
         return Quick.NOT_SURE
-    if method != "tools/call" or message.result.content is not _UNSET:
+    if method != "tools/call":
+        # A tasks/get answer is the outcome of the call that created its task: read whole.
+        if method == "tasks/get":
+            return Quick.NOT_SURE
+        return Quick.ENVELOPE if envelope else Quick.SUCCESS
+    if message.result.content is not _UNSET:
         return Quick.ENVELOPE if envelope else Quick.SUCCESS
     return Quick.NOT_SURE
 

@@ -22,6 +22,7 @@ from .outcomes import Classification
 if TYPE_CHECKING:
     from .duplicate import Duplicate
     from .events import Head
+    from .tasks import TaskLink
 
 __all__ = [
     "Attempt",
@@ -132,6 +133,9 @@ class CallRecord:
     # The earlier call this one repeats while it may have run, and what the duplicate guard
     # did (core/guard.py); None for every other call.
     duplicate_of: Duplicate | None = None
+    # The Tasks extension (core/tasks.py): the task a tools/call was answered with, or the
+    # one a tasks/* request names, with the call that created it; None for every other call.
+    task: TaskLink | None = None
 
     @property
     def post_count(self) -> int:
@@ -174,7 +178,18 @@ class CallRecord:
             "durationMs": round(self.duration * 1000, 3),
             "attempts": [a.to_dict() for a in self.attempts],
             "duplicateOf": None if self.duplicate_of is None else self.duplicate_of.to_dict(),
+            "task": None if self.task is None else self.task.to_dict(),
+            "servedStale": self.served_stale,
         }
+
+    @property
+    def served_stale(self) -> dict[str, Any] | None:
+        """A list read whose failure was answered with its last good answer
+        (core/listings.py): that answer's age; None for every other call."""
+        c = self.classification
+        if c is None or c.stale_age is None:
+            return None
+        return {"ageMs": round(c.stale_age * 1000, 3)}
 
 
 class Fixed(NamedTuple):
@@ -192,6 +207,7 @@ class Fixed(NamedTuple):
     start: float  # monotonic: the call's first send
     started_at: float  # wall clock, for the record
     duplicate: Duplicate | None
+    task: TaskLink | None = None  # a tasks/* request's task, and the call that created it
 
 
 class AttemptValues(NamedTuple):

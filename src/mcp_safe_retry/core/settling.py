@@ -44,6 +44,10 @@ _seen = tuple.__new__  # a Seen from its values in field order (no keyword call)
 _APPLICATION = RetryOrigin.APPLICATION
 _POSTED, _RESUMED, _RENEWING = AttemptKind.POST, AttemptKind.RESUME, AttemptKind.REINITIALISE
 _WON, _FAILED = str(CopyState.WON), str(CopyState.FAILED)  # a hedged call's fates
+_STOP_REDIRECT = SETTLED[Outcome.REDIRECT]
+_HELD_BACK = Outcome.CIRCUIT_OPEN
+# Ends that keep a list read's failure: the client resumes its stream, or the caller went.
+_NOT_STALE = frozenset({Reason.RESUMABLE, Reason.ABANDONED})
 
 
 class Settling:
@@ -181,7 +185,8 @@ class Settling:
             answered = self._answered
             if retry and not answered and context.ask_budget is not None:
                 return ASK_BUDGET  # nothing counted yet: settled again once the shell asked
-            counted(context, failed)
+            if decision is not _STOP_REDIRECT:  # a 3xx hop: the Location's request counts
+                counted(context, failed)
             if answered:  # settled again with the budget's answer (last: a True spends a token)
                 self._answered = False
                 stop = self._stop
@@ -191,8 +196,11 @@ class Settling:
                 decision, retry = THROTTLED, False
             # The breaker's ratio counts the call once, when no retry follows.
             admit = self._admit
-            if admit is not None:
-                told(admit, failed, retry_after, ends_call=not retry)
+            if admit is not None:  # a hop: the server answered, but ended no call
+                hop = decision is _STOP_REDIRECT
+                told(admit, failed, retry_after, ends_call=not (retry or hop))
+                if not failed:
+                    context.answers.answered(admit.key, now)
             if retry:
                 self._spent = True
         return self.record(
@@ -227,6 +235,8 @@ class Settling:
         hedged = self.hedged
         renewal = outgoing.renewal
         retry = decision.retry
+        if books.listing is not None and not retry and final is None:
+            final = self._stale(decision, classification)  # a list read served stale?
         if kind is None:
             kind = _RESUMED if resuming else outgoing.kind if renewal is None else _RENEWING
         attempt = _seen(
@@ -267,6 +277,33 @@ class Settling:
             self.copy_number = len(books.attempts) + 1  # an attempt after the race
         return decision
 
+    def _stale(self, decision: Decision, classification: Classification) -> Classification | None:
+        """A list read that failed with no retry to follow (a transient failure after its
+        retries, or held back by the breaker) gets its last good answer instead, when one
+        is kept (core/listings.py): the verdict that says so, its answer kept on the books.
+        None: it ends as it failed (no answer kept, another failure, a stream the client
+        resumes, a caller gone)."""
+        if decision.reason in _NOT_STALE:
+            return None
+        context = self._context
+        outcome = classification.outcome
+        if outcome is not _HELD_BACK and not is_transient(context.policy, classification):
+            return None
+        listing = self.books.listing
+        assert listing is not None  # only a list read is asked
+        found = context.listings.last(listing, context.wall_clock())
+        if found is None:
+            return None
+        result, age = found
+        self.books.stale = result
+        why = f"HTTP {classification.status}" if classification.status else str(outcome)
+        return verdict(
+            Outcome.RPC_SUCCESS,
+            result_type="complete",
+            detail=f"served stale: the last good answer, {age:.1f} s old, after {why}",
+            stale_age=age,
+        )
+
     def _prepare_retry(self, decision: Decision) -> None:
         context = self._context
         facts = self.facts
@@ -281,3 +318,5 @@ class Settling:
         outgoing.wire_id = context.fresh_id()
         outgoing.content = with_id(facts.exact_message(), outgoing.wire_id)
         context.observed.resent(self.books.session, facts.id, outgoing.wire_id)
+        if context.legacy.streams:  # its answer may come on an HTTP+SSE event stream
+            context.legacy.resent(outgoing.wire_id, facts.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .classify import OVERSIZED, classify_event, classify_events
 from .jsonrpc import JSON, RequestId, answers_under, with_id
 from .outcomes import Classification, Outcome, verdict
+from .results import Declared
 from .sse import VIEW_BYTES, Event, Run, SSEDecoder, encode_event
 
 __all__ = ["StreamTracker"]
@@ -32,14 +33,16 @@ class StreamTracker:
         method: str,
         max_event_bytes: int,
         want_message: bool = True,
+        tasks: Declared = False,
     ) -> None:
         """``want_message=False``: a plain success may be recognised without building its
         message (``message`` then stays None); the caller neither learns from it nor
-        restores an id in it."""
+        restores an id in it. ``tasks``: the request declared the Tasks extension."""
         self._wire_id = wire_id
         self._caller_id = caller_id
         self._method = method
         self._want_message = want_message
+        self._tasks = tasks
         self._decoder = SSEDecoder(max_event_bytes)
 
     @property
@@ -87,6 +90,7 @@ class StreamTracker:
                     self._wire_id,
                     self._method,
                     want_message=self._want_message,
+                    tasks=self._tasks,
                 )
                 if found is not None:
                     self._found(block, found, out)
@@ -101,7 +105,9 @@ class StreamTracker:
         answers or malformed (then the pieces between them, and each as ``_found`` says)."""
         datas = run.datas
         self.events += len(datas) - datas.count(b"")
-        found = classify_events(datas, self._wire_id, self._method, want_message=self._want_message)
+        found = classify_events(
+            datas, self._wire_id, self._method, want_message=self._want_message, tasks=self._tasks
+        )
         raw = run.raw
         if not found:
             out.append(raw)

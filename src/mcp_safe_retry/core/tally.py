@@ -3,8 +3,11 @@
 Every POST that was sent and ended (a plain attempt, a retry, or a copy of a hedged call
 that met its own answer or failure) is counted exactly once, here; a copy cancelled by us
 (it lost, or its call was abandoned) is counted by neither. The breaker also hears whether
-the call ends with it (its failure ratio counts calls, not attempts). A token the budget
-gave for a retry or a hedge that was then not sent goes back to it (``refund``).
+the call ends with it (its failure ratio counts calls, not attempts). A redirect (a 3xx
+hop) is counted once for the logical request, by the request sent on to its Location: the
+hop itself feeds the budget nothing and tells the breaker only that the server answered (its
+run of failures ends, a half-open circuit whose probe it was closes), never a call's end.
+A token the budget gave for a retry or a hedge that was then not sent goes back to it (``refund``).
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from .decision import is_transient
 from .headers import parse_retry_after, retries_after
+from .outcomes import Classification, Outcome
 
 if TYPE_CHECKING:
     from .commands import Ask
     from .context import CallContext
     from .events import Head
-    from .outcomes import Classification
 
 __all__ = ["asked_wait", "counted", "refund", "tally", "told"]
 
@@ -48,8 +51,10 @@ def tally(
 ) -> None:
     """Count one sent POST's ending with the budget and the breaker (``counted``, ``told``)."""
     failed = is_transient(context.policy, classification)
-    counted(context, failed)
-    told(admit, failed, retry_after, ends_call=ends_call)
+    hop = classification.outcome is Outcome.REDIRECT
+    if not hop:
+        counted(context, failed)
+    told(admit, failed, retry_after, ends_call=ends_call and not hop)
 
 
 def refund(context: CallContext) -> None:

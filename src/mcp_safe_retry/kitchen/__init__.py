@@ -21,6 +21,7 @@ except ModuleNotFoundError as error:
         "mcp_safe_retry.kitchen", "kitchen", error, ("mcp", "starlette", "uvicorn", "mcp_types")
     ) from error
 
+from mcp_safe_retry.kitchen._abort import ABORT_EXTENSION, AbortableH11Protocol
 from mcp_safe_retry.kitchen._actions import ABORT_MODES, MALFORMED_KINDS
 from mcp_safe_retry.kitchen._book import KitchenState, PostRecord
 from mcp_safe_retry.kitchen._params import ScenarioError
@@ -34,10 +35,12 @@ from mcp_safe_retry.kitchen._server import (
 from mcp_safe_retry.kitchen._tools import SERVER_NAME, build_mcp_server
 
 __all__ = [
+    "ABORT_EXTENSION",
     "ABORT_MODES",
     "MALFORMED_KINDS",
     "SCENARIO_NAMES",
     "SERVER_NAME",
+    "AbortableH11Protocol",
     "KitchenConfig",
     "KitchenServer",
     "KitchenState",

@@ -9,6 +9,7 @@ under `/kitchen/`.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +59,38 @@ from mcp_safe_retry.kitchen._wire import (
 CONTROL_PREFIX = "/kitchen/"
 
 
+SSE_PATH = "/sse"
+MESSAGES_PATH = "/messages"
+_HTTP_SSE_PATHS = frozenset({SSE_PATH, MESSAGES_PATH})
+_SESSION_ID = re.compile(rb"(session_id=[0-9A-Za-z_-]+)")
+
+
+class EndpointWithRun:
+    """ASGI app: the SDK's HTTP+SSE app, its `endpoint` event's URL carrying the query of
+    the `GET /sse` that opened the stream (scenario, params, run), so that the POSTs the
+    client sends there belong to that run as a `/mcp` URL's would."""
+
+    def __init__(self, inner: ASGIApp) -> None:
+        self.inner = inner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        query = scope.get("query_string", b"")
+        if scope["type"] != "http" or scope["method"] != "GET" or not query:
+            await self.inner(scope, receive, send)
+            return
+        pending = [True]
+
+        async def sending(message: Message) -> None:
+            body = message.get("body", b"")
+            if pending[0] and message["type"] == "http.response.body" and b"endpoint" in body:
+                pending[0] = False
+                joined = _SESSION_ID.sub(lambda m: m.group(1) + b"&" + query, body, count=1)
+                message = {**message, "body": joined}
+            await send(message)
+
+        await self.inner(scope, receive, sending)
+
+
 class FaultLayer:
     """ASGI app: the kitchen's fault injection in front of the SDK's real app."""
 
@@ -72,9 +105,13 @@ class FaultLayer:
         legacy_only: bool = False,
         path: str = "/mcp",
         clock: Callable[[], float] = time.time,
+        http_sse: ASGIApp | None = None,
     ) -> None:
-        """Wrap `inner` (the SDK app); `json_response`/`stateless` must match its config."""
+        """Wrap `inner` (the SDK app); `json_response`/`stateless` must match its config.
+        `http_sse`: the layer in front of the SDK's HTTP+SSE app, which serves `SSE_PATH`
+        and `MESSAGES_PATH`."""
         self.inner = inner
+        self.http_sse = http_sse
         self.book = book
         self.runs = runs
         self.json_response = json_response
@@ -92,6 +129,8 @@ class FaultLayer:
             await self.inner(scope, receive, send)
         elif scope["path"].startswith(CONTROL_PREFIX):
             await self._control(scope, send)
+        elif self.http_sse is not None and scope["path"].rstrip("/") in _HTTP_SSE_PATHS:
+            await self.http_sse(scope, receive, send)
         elif scope["path"].rstrip("/") != self.path:
             await self.inner(scope, receive, send)
         else:

@@ -15,7 +15,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from mcp_safe_retry.kitchen._abort import AbortableH11Protocol
 from mcp_safe_retry.kitchen._book import KitchenBook, KitchenState
-from mcp_safe_retry.kitchen._layer import FaultLayer
+from mcp_safe_retry.kitchen._layer import MESSAGES_PATH, SSE_PATH, EndpointWithRun, FaultLayer
 from mcp_safe_retry.kitchen._runs import Runs, parse_query, query_for
 from mcp_safe_retry.kitchen._scenarios import parse_scenario
 from mcp_safe_retry.kitchen._tools import build_mcp_server
@@ -75,11 +75,21 @@ def build_kitchen_app(config: KitchenConfig, port: int, book: KitchenBook) -> Fa
         allowed_hosts=[f"{LOOPBACK}:{port}", f"localhost:{port}", LOOPBACK, "localhost"],
         allowed_origins=[f"http://{LOOPBACK}:{port}", f"http://localhost:{port}"],
     )
-    inner = build_mcp_server(book).streamable_http_app(
+    server = build_mcp_server(book)
+    inner = server.streamable_http_app(
         streamable_http_path=config.path,
         json_response=config.json_response,
         stateless_http=config.stateless,
         transport_security=security,
+    )
+    # The HTTP+SSE transport (2024-11-05) beside it: GET /sse, POST /messages/ (_layer.py).
+    http_sse = FaultLayer(
+        EndpointWithRun(server.sse_app(transport_security=security)),
+        book,
+        runs,
+        json_response=True,  # a POST's own answer: its response goes on the event stream
+        stateless=config.stateless,
+        path=MESSAGES_PATH,
     )
     return FaultLayer(
         inner,
@@ -89,6 +99,7 @@ def build_kitchen_app(config: KitchenConfig, port: int, book: KitchenBook) -> Fa
         stateless=config.stateless,
         legacy_only=config.legacy_only,
         path=config.path,
+        http_sse=http_sse,
     )
 
 
@@ -182,6 +193,15 @@ class KitchenServer:
     def url(self) -> str:
         """The MCP endpoint of the default run (the scenario given at construction)."""
         return self.base_url + self.config.path
+
+    def sse_url_for(
+        self, scenario: str, params: Mapping[str, Any] | None = None, *, run: str | None = None
+    ) -> str:
+        """Like `url_for`, for the HTTP+SSE transport (2024-11-05): the `GET /sse` URL, whose
+        `endpoint` event names a POST URL in the same run (status, delay and connection
+        faults apply to its POSTs; answer faults do not, since answers go on the stream)."""
+        run_id = run if run is not None else uuid.uuid4().hex[:12]
+        return f"{self.base_url}{SSE_PATH}?{query_for(scenario, params, run_id)}"
 
     def url_for(
         self, scenario: str, params: Mapping[str, Any] | None = None, *, run: str | None = None

@@ -11,11 +11,12 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter, methodcaller
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 from ..core.commands import HeaderEdits
 from ..core.events import Head
 from ..core.headers import media_type
+from ..core.listings import ListingCache
 from ..core.policy import RetryPolicy
 
 T = TypeVar("T")
@@ -35,9 +36,20 @@ __all__ = [
     "wrong_client",
 ]
 
+LISTINGS = ListingCache()
+"""The process's last good answers of list reads (core/listings.py): every client
+``mcp_client`` builds shares it (a framework builds one per session, and the SDK's follow-up
+read of a new session may find the listing an earlier one read)."""
+
 REQUEST_HEADERS = {
     name: name.decode()
-    for name in (b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"last-event-id")
+    for name in (
+        b"content-type",
+        b"mcp-session-id",
+        b"mcp-protocol-version",
+        b"last-event-id",
+        b"authorization",  # a list read's authorization context (core/listings.py), hashed
+    )
 }
 _HEAD = (b"content-type", b"retry-after", b"mcp-session-id", b"content-encoding", b"content-length")
 RESPONSE_HEADERS = {name: name.decode() for name in _HEAD}  # what ``head_of`` reads
@@ -340,6 +352,21 @@ def routes(
         {pattern: None if inner is None else over(inner) for pattern, inner in mounts.items()}
     )
     return table
+
+
+_Q_contra = TypeVar("_Q_contra", contravariant=True)
+_A_co = TypeVar("_A_co", covariant=True)
+
+
+class _Sends(Protocol[_Q_contra, _A_co]):
+    def handle_request(self, request: _Q_contra) -> _A_co: ...
+
+
+def unwatched(_engine: object, request: _Q_contra, inner: _Sends[_Q_contra, _A_co]) -> _A_co:
+    """What a sync shell does with a request that is no call: send it, hand its answer on as
+    it came (no MCP client is sync, so none reads an HTTP+SSE event stream through one; see
+    ``legacy_httpx_async``)."""
+    return inner.handle_request(request)
 
 
 def no_race(*_: object, **__: object) -> NoReturn:

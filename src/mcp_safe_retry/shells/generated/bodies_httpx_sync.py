@@ -332,6 +332,8 @@ def made(call: Call, request: httpx.Request, answer: Answer) -> httpx.Response:
     """An answer made here, not the server's response (a contained failure, or an answer
     the call kept)."""
     assert answer.status is not None  # else the server's response is the answer: ``answered``
+    if answer.stream is not None:  # an HTTP+SSE POST's failure: on its event stream too
+        answer.stream[0](answer.stream[1])
     return httpx.Response(
         answer.status,
         headers={} if answer.content_type is None else {"content-type": answer.content_type},

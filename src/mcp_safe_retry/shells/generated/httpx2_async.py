@@ -33,6 +33,7 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
 from ..wiring import (
+    LISTINGS,
     REQUEST_HEADERS,
     EntryGuard,
     check_inner,
@@ -46,6 +47,7 @@ from ..wiring import (
 )
 from .bodies_httpx2_async import Executor, answered, close, made
 from .errors_httpx2 import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
+from .legacy_httpx2_async import watched
 from .race_httpx2_async import race
 
 __all__ = ["AsyncRetryTransport", "mcp_client"]
@@ -59,12 +61,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         policy: the RetryPolicy (default: RetryPolicy()).
         history: where finished call records go (default: a new History).
         sleep: awaited with the seconds to wait before a retry (default: anyio.sleep).
-        clock: monotonic seconds, for elapsed times and the deadline (default:
-            ``time.monotonic``).
-        wall_clock: Unix time, for records' start times and HTTP-date Retry-After
-            (default: ``time.time``).
-        rand: a number in [0, 1) for the backoff's jitter (default: the system's
-            ``secrets`` source).
+        clock: monotonic seconds, for elapsed times and the deadline (``time.monotonic``).
+        wall_clock: Unix time, for records' start times, HTTP-date Retry-After (``time.time``).
+        rand: a number in [0, 1) for the backoff's jitter (default: ``secrets``' source).
         hooks: observers told about every attempt and every finished call.
         scenario: a label copied into every record.
         max_event_bytes: the largest SSE event (or JSON body) that is parsed.
@@ -77,13 +76,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
             ``DuplicateCallError`` (or contained).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
-            error (code -32010) for the request's id instead of raising. In the httpx
-            shells (mcp 1.x, which ends its session on any non-2xx answer) a final HTTP
-            error to a request is answered so too, save 3xx, 401, 403 and 404, which the
-            layers above handle (``core/contain.py``); the httpx2 shells hand HTTP errors on
-            (mcp 2.x answers them for the request by itself).
-            Never for ``server/discover`` or ``initialize`` (an SDK reads an error there
-            as the server's verdict), nor for a stream the client resumes itself.
+            error (code -32010) for the request's id instead of raising; a final HTTP error
+            too in the httpx shells (mcp 1.x ends its session on any non-2xx answer; mcp 2.x
+            answers one itself) and to an HTTP+SSE POST (put on its event stream too: core/
+            legacy.py), save 3xx, 401, 403 and 404 (``core/contain.py``). Never for
+            ``server/discover`` or ``initialize`` (read as the server's verdict), nor for a
+            stream the client resumes itself.
 
     Attributes:
         engine: the per-transport state its calls share (policy, history, budget, hooks).
@@ -185,7 +183,7 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             call = self.engine.resumed(headers.get("last-event-id"))
         if call is None:
             if request.method != "DELETE":
-                return await self._executor.inner.handle_async_request(request)
+                return await watched(self.engine, request, self._executor.inner)
             session = headers.get("mcp-session-id")  # the client ends its session
             self.engine.sessions.ending(session)
             ended = await self._executor.inner.handle_async_request(request)
@@ -290,6 +288,7 @@ def mcp_client(
     retry = AsyncRetryTransport(
         transport, policy=policy, contain_failures=contain_failures, **retry_options
     )
+    retry.engine.listings = LISTINGS  # the process's last good listings (core/listings.py)
 
     def proxied(proxy: str) -> httpx.AsyncBaseTransport:
         return httpx.AsyncHTTPTransport(trust_env=trust_env, proxy=proxy, **pool_options)
