@@ -2,9 +2,7 @@
 
 The one executor of the sync httpx2 shell, and the bodies it carries: one read whole,
 an SSE one handed on as it flows, and the responses that hand them on. Carried out as the
-call's commands say: nothing here decides.
-
-Hand-written; ``scripts/unasync.py`` generates its sync and httpx2 twins.
+call's commands say: nothing here decides. Hand-written: ``scripts/unasync.py`` makes its twins.
 """
 
 from __future__ import annotations
