@@ -21,12 +21,12 @@ MCP client is sync, and their GET streams are handed on as they come).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 
 import anyio
 import httpx
-import sniffio
 
 from ..core.engine import Engine
 from ..core.legacy import Endpoint
@@ -168,17 +168,16 @@ class LegacyStream(httpx.AsyncByteStream):
 
     def _spawn(self) -> Callable[[], object] | None:
         """Start the pump (see the module docstring); what ends it, or None: no pump."""
-        try:
-            library = sniffio.current_async_library()
-        except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover - not in an event loop
-            return None
-        if library == "asyncio":
-            task = asyncio.get_running_loop().create_task(self._pump())
+        try:  # which event loop runs this task (anyio has no public word for it)
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            task = loop.create_task(self._pump())
             self._task = task
             return task.cancel
-        if library == "trio":
-            import trio
-
+        trio = sys.modules.get("trio")  # imported already wherever trio runs
+        if trio is not None and trio.lowlevel.in_trio_run():
             scope = trio.CancelScope()
 
             async def pumping() -> None:
@@ -186,7 +185,8 @@ class LegacyStream(httpx.AsyncByteStream):
                     await self._pump()
 
             trio.lowlevel.spawn_system_task(pumping)
-            return scope.cancel
+            stop: Callable[[], object] = scope.cancel
+            return stop
         return None  # pragma: no cover - another backend: events go with the next chunk
 
     def _stop(self) -> None:
