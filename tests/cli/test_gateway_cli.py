@@ -64,7 +64,7 @@ def test_the_policy_from_a_file_and_flags(tmp_path: Path) -> None:
     assert policy.duplicate_guard is DuplicateGuard.LABEL and policy.hedge_after == 0.05
     assert policy.trust_annotations
     assert {k: str(v) for k, v in policy.tools.items()} == {
-        "search_*": "read", "charge": "unsafe", "lookup": "read", "set_*": "read"
+        "search_*": "read", "charge": "unsafe", "lookup": "read", "set_*": "idempotent"
     }  # fmt: skip
     config.write_text("max_retries = -1\n")
     with pytest.raises(ConfigError, match="max_retries"):

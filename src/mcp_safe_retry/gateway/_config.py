@@ -9,6 +9,7 @@ A file holds the settings by their ``RetryPolicy`` names, each as ``RetryPolicy`
     [tools]
     lookup = "read"
     "search_*" = "read"
+    set_status = "idempotent"
 
 ``--read`` and ``--idempotent`` add tools (they win over the file's), ``--trust-annotations``
 sets ``trust_annotations``.
@@ -26,12 +27,7 @@ import attrs
 from ..core.idempotency import Idempotency
 from ..core.policy import RetryPolicy
 
-__all__ = ["IDEMPOTENT", "ConfigError", "policy_from"]
-
-IDEMPOTENT = Idempotency.READ
-"""What ``--idempotent`` makes a tool. The core has READ and UNSAFE only; a write that is
-safe to repeat is retried as a READ is (after transport failures, never held by the
-duplicate guard), and hedged only if hedging is on."""
+__all__ = ["ConfigError", "policy_from"]
 
 
 class ConfigError(ValueError):
@@ -62,7 +58,7 @@ def policy_from(
     tools = dict(settings.pop("tools", None) or {})
     if not isinstance(tools, dict):
         raise ConfigError(f"{config}: tools must be a table of tool (or pattern) = idempotency")
-    tools.update(dict.fromkeys(idempotent, IDEMPOTENT))
+    tools.update(dict.fromkeys(idempotent, Idempotency.IDEMPOTENT))
     tools.update(dict.fromkeys(read, Idempotency.READ))
     if trust_annotations:
         settings["trust_annotations"] = True
