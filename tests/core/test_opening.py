@@ -1,6 +1,6 @@
 """What a new call is before its first send (core/opening.py), read only as far as the
-decisions need: the server's key and the caller's consent only once the duplicate guard has
-something to look up or remember, the re-send detector on every request."""
+decisions need: the server's key only for a breaker or the duplicate guard (which writes a
+guarded call in the ledger as it leaves), the re-send detector on every request."""
 
 from __future__ import annotations
 
@@ -35,13 +35,17 @@ def _begin(e: Engine, url: object, tool: str = "charge", request_id: int = 7) ->
     return call
 
 
-def test_an_answered_guarded_call_never_writes_its_url_out() -> None:
+def test_a_guarded_call_is_in_the_ledger_from_its_first_send_until_answered() -> None:
     e, url = engine(), CountedUrl(URL)
     call = _begin(e, url)
     assert call.start() == Send(None)
+    assert url.written == 1 and len(e.guard.ledger) == 1  # type: ignore[arg-type]
+    twin = _begin(e, URL, request_id=8)  # the same call, sent while the first is in flight
+    command = twin.start()
+    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_IN_FLIGHT
     call.headed(JSON)
     call.received(answer(7))
-    assert url.written == 0 and len(e.guard) == 0
+    assert len(e.guard.ledger) == 0  # type: ignore[arg-type]
 
 
 def test_a_call_that_may_have_run_is_remembered_under_its_server_s_key() -> None:
@@ -49,7 +53,7 @@ def test_a_call_that_may_have_run_is_remembered_under_its_server_s_key() -> None
     first = _begin(e, url)
     first.start()
     first.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")
-    assert url.written == 1 and len(e.guard) == 1
+    assert url.written == 1 and len(e.guard.ledger) == 1  # type: ignore[arg-type]
     # The same call to the same server, however its URL is written, is held.
     again = _begin(e, "http://127.0.0.1/mcp", request_id=8)
     command = again.start()
@@ -101,7 +105,7 @@ def test_a_declared_idempotency_decides_whether_the_guard_watches_the_call() -> 
         assert call is not None
         call.start()
         call.failed(ConnectionResetError("reset"), ErrorKind.READ, "reset")  # may have run
-        assert (url.written, len(e.guard)) == ((1, 1) if watched else (0, 0))
+        assert (url.written, len(e.guard.ledger)) == ((1, 1) if watched else (0, 0))  # type: ignore[arg-type]
 
 
 def test_the_kind_remembered_follows_the_read_only_tools_seen() -> None:

@@ -74,6 +74,7 @@ _HELD = AttemptKind.HELD
 _READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
+_IN_FLIGHT = Decision.stop(Reason.DUPLICATE_IN_FLIGHT)
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
 # in; on the way out it sets the state its command leads to (``state.AWAITING``).
 _START, _HEADED, _RECEIVED = allowed(Event.START), allowed(Event.HEADED), allowed(Event.RECEIVED)
@@ -130,7 +131,8 @@ class Call(Opened):
             command: Command = _RESUME
         elif self.duplicate is not None and self.duplicate.verdict is Verdict.HELD:
             found = held(self.duplicate, target(self.books.current))
-            command = self._refuse(_DUPLICATE, found)
+            stop = _IN_FLIGHT if found.outcome is Outcome.DUPLICATE_IN_FLIGHT else _DUPLICATE
+            command = self._refuse(stop, found)
         else:
             command = self._send_or_admit()
         self._state = AWAITING[command.__class__] or awaiting(command)

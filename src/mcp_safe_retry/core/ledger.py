@@ -133,6 +133,11 @@ class Books(RecordRef):
     # place of its failure, if one was.
     listing: ListingKey | None = None
     stale: dict[str, Any] | None = None
+    # A guarded call (core/guard.py): its claim in the ledger, and whether its caller
+    # stopped waiting for its answer (``Observed.caller_gone``).
+    owner: str = ""
+    unseen: bool = False
+    watched_in: tuple[str | None] | None = None  # the session it was watched in, if it was
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
 
@@ -258,8 +263,17 @@ class Books(RecordRef):
             if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
                 context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
+                if self.watched_in is not None:
+                    context.observed.watching(self.watched_in[0], facts.id, None)
                 context.guard.settled(
-                    self._guarded, fixed, attempts, final, session_id=session, now=now
+                    self._guarded,
+                    fixed,
+                    attempts,
+                    final,
+                    owner=self.owner,
+                    unseen=self.unseen,
+                    session_id=session,
+                    now=now,
                 )
         previous = self.previous
         if previous is not None:
