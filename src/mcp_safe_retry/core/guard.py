@@ -56,6 +56,7 @@ IN_FLIGHT_KIND = "duplicate_in_flight"
 
 
 _UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
+_HELD = Verdict.HELD
 
 
 def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
@@ -184,6 +185,13 @@ class GuardTable:
         facts = fixed.facts
         key, digest = str(server), str(facts.identity)
         if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not unseen):
+            replaced = fixed.duplicate  # sent with consent, or labelled, in an earlier's place
+            if delivery is Delivery.NOT_SENT and replaced and replaced.verdict is not _HELD:
+                # ...and then never sent: the earlier call it took the place of stays kept
+                self.ledger.settle(
+                    key, digest, owner, replaced.earlier, window=self.window, now=now
+                )
+                return
             self.ledger.settle(key, digest, owner, None, window=self.window, now=now)
             return
         earlier = EarlierCall(

@@ -76,11 +76,9 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
             Likewise a re-send of an UNSAFE tool call that may have run is held by the
             duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
-            ``DuplicateCallError`` (or contained); one still in flight:
-            ``Outcome.DUPLICATE_IN_FLIGHT``.
-        ledger: where the UNSAFE tool calls in flight or that may have run are kept (default:
-            the process's own, ``CallLedger``'s, shared by every transport of the process;
-            a ``RedisCallLedger`` shares it with a fleet; a ``CallLedger()`` isolates).
+            ``DuplicateCallError`` (or contained); one in flight: ``DUPLICATE_IN_FLIGHT``.
+        ledger: where UNSAFE tool calls in flight or that may have run are kept (default: the
+            process's own; ``CallLedger()`` isolates, ``RedisCallLedger`` shares with a fleet).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising; a final HTTP error
             too in the httpx shells (mcp 1.x ends its session on any non-2xx answer; mcp 2.x
