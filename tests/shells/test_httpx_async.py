@@ -10,8 +10,8 @@ import pytest
 
 import mcp_safe_retry
 from mcp_safe_retry import (
-    CallLedger,
     AsyncRetryTransport,
+    CallLedger,
     History,
     Idempotency,
     RetryBudget,
