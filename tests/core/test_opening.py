@@ -4,11 +4,14 @@ guarded call in the ledger as it leaves), the re-send detector on every request.
 
 from __future__ import annotations
 
+import json
+
 from mcp_safe_retry import Idempotency, RetryPolicy, allow_duplicate
 from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
 from mcp_safe_retry.core.commands import Refuse, Send
+from mcp_safe_retry.core.duplicate import LedgerState
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.extensions import IDEMPOTENCY_EXTENSION
 from mcp_safe_retry.core.outcomes import Outcome
@@ -135,3 +138,37 @@ def test_a_server_key_built_in_c_is_the_same_key() -> None:
     assert str(key) == str(ServerKey("https://example.com/mcp", server_key)) == str(key)
     assert url.written == 1
     assert key != ServerKey(url, server_key)  # equal only to itself, never as a tuple
+
+
+def test_an_answer_after_the_callers_cancellation_keeps_the_hold() -> None:
+    """The SDK's own timeout (2025-11-25): it sends ``notifications/cancelled`` and leaves the
+    POST open; the late answer is one its caller never saw, so a re-send is still held."""
+    e = engine()
+    first = _begin(e, URL)
+    first.start()
+    cancelled = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "timed out"},
+    }
+    notice = begin_call(e, json.dumps(cancelled).encode(), {}, {}, URL)
+    assert notice is not None
+    first.headed(JSON)
+    first.received(answer(7))  # the late answer: it ran, unseen
+    again = _begin(e, URL, request_id=8)
+    command = again.start()
+    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_HELD
+    earlier = again.ref.current.duplicate_of
+    assert earlier is not None and earlier.earlier.state is LedgerState.UNSEEN
+    assert "came after its caller stopped waiting" in command.message
+
+
+def test_a_cancellation_of_another_request_changes_nothing() -> None:
+    e = engine()
+    first = _begin(e, URL)
+    first.start()
+    other = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}
+    assert begin_call(e, json.dumps(other).encode(), {}, {}, URL) is not None
+    first.headed(JSON)
+    first.received(answer(7))
+    assert _begin(e, URL, request_id=8).start() == Send(None)  # answered and seen: sent
