@@ -51,4 +51,4 @@ def test_it_reads_back_what_it_wrote_and_nothing_else() -> None:
 def test_a_duplicate_adds_the_verdict() -> None:
     duplicate = Duplicate(EARLIER, Verdict.HELD)
     assert duplicate.to_dict() == {**EARLIER.to_dict(), "verdict": "held", "ledger": "process"}
-    assert [str(v) for v in Verdict] == ["held", "labelled", "allowed"]
+    assert [str(v) for v in Verdict] == ["held", "joined", "labelled", "allowed"]

@@ -10,8 +10,9 @@ from mcp_safe_retry import Idempotency, RetryPolicy, allow_duplicate
 from mcp_safe_retry.core.attempt_kinds import ErrorKind
 from mcp_safe_retry.core.call import Call
 from mcp_safe_retry.core.call import begin as begin_call
-from mcp_safe_retry.core.commands import Refuse, Send
-from mcp_safe_retry.core.duplicate import LedgerState
+from mcp_safe_retry.core.commands import Answer, Refuse, Send
+from mcp_safe_retry.core.decision import Reason
+from mcp_safe_retry.core.duplicate import LedgerState, Verdict
 from mcp_safe_retry.core.engine import Engine
 from mcp_safe_retry.core.extensions import IDEMPOTENCY_EXTENSION
 from mcp_safe_retry.core.outcomes import Outcome
@@ -140,9 +141,10 @@ def test_a_server_key_built_in_c_is_the_same_key() -> None:
     assert key != ServerKey(url, server_key)  # equal only to itself, never as a tuple
 
 
-def test_an_answer_after_the_callers_cancellation_keeps_the_hold() -> None:
+def test_an_answer_after_the_callers_cancellation_is_joined_by_its_resend() -> None:
     """The SDK's own timeout (2025-11-25): it sends ``notifications/cancelled`` and leaves the
-    POST open; the late answer is one its caller never saw, so a re-send is still held."""
+    POST open; the late answer is one its caller never saw, so the re-send is not sent: it
+    gets that answer, under its own id, and the tool ran once."""
     e = engine()
     first = _begin(e, URL)
     first.start()
@@ -155,12 +157,20 @@ def test_an_answer_after_the_callers_cancellation_keeps_the_hold() -> None:
     assert notice is not None
     first.headed(JSON)
     first.received(answer(7))  # the late answer: it ran, unseen
+    (entry,) = e.guard.ledger.in_doubt(0.0)
+    assert entry.call.state is LedgerState.UNSEEN and "answer" not in entry.to_dict()
     again = _begin(e, URL, request_id=8)
     command = again.start()
-    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_HELD
-    earlier = again.ref.current.duplicate_of
-    assert earlier is not None and earlier.earlier.state is LedgerState.UNSEEN
-    assert "came after its caller stopped waiting" in command.message
+    assert type(command) is Answer and command.status == 200
+    assert json.loads(command.body or b"") == {**json.loads(answer(7)), "id": 8}
+    record = again.ref.current
+    assert record.outcome == "TOOL_SUCCESS" and record.post_count == 0 and record.complete
+    assert record.duplicate_of is not None and record.duplicate_of.verdict is Verdict.JOINED
+    assert record.attempts[-1].decision.reason is Reason.DUPLICATE_JOINED  # type: ignore[union-attr]
+    assert "joined the same call" in (record.classification.detail or "")  # type: ignore[union-attr]
+    # The answer has been seen now: the same call once more is a call of its own.
+    assert e.guard.ledger.in_doubt(0.0) == []
+    assert _begin(e, URL, request_id=9).start() == Send(None)
 
 
 def test_a_cancellation_of_another_request_changes_nothing() -> None:

@@ -31,6 +31,7 @@ class Verdict(StrEnum):
     """What the guard did with a call that repeats one that may have run."""
 
     HELD = "held"  # not sent
+    JOINED = "joined"  # not sent: answered with the earlier call's answer, which ran unseen
     LABELLED = "labelled"  # sent: the policy only labels (duplicate_guard="label")
     ALLOWED = "allowed"  # sent: the caller consented (allow_duplicate())
 
@@ -52,6 +53,9 @@ class EarlierCall:
     state: LedgerState = LedgerState.MAY_HAVE_RUN
     tool: str | None = None
     owner: str = ""
+    # A call that ran unseen: its answer (the JSON-RPC response and its classification), kept
+    # in the process that received it, for a re-send to join; never in to_dict().
+    answer: Any = attrs.field(default=None, eq=False, repr=False)
 
     def describe(self) -> str:
         """One line for an error message: its time, where it stands, how it ended."""

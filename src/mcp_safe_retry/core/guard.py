@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from .attempt_kinds import AttemptKind
 from .call_ledger import Ledger, LedgerTable
 from .delivery import Delivery, delivery_of
@@ -73,6 +75,18 @@ def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
 
 def _never() -> float:
     raise TypeError("a ledger of a GuardTable's own has no clock: hand in in_doubt's now")
+
+
+def joined(duplicate: Duplicate, target: str) -> tuple[object, Classification]:
+    """A re-send that joins the earlier call whose answer went unseen: that answer (the
+    JSON-RPC response), and the verdict its record ends with (the earlier call's own,
+    which names it)."""
+    message, final = duplicate.earlier.answer
+    detail = (
+        f"{target} not sent: joined the same call, which {duplicate.earlier.describe()}; "
+        "its answer is this call's"
+    )
+    return message, attrs.evolve(final, detail=detail)
 
 
 def held(duplicate: Duplicate, target: str) -> Classification:
@@ -164,6 +178,8 @@ class GuardTable:
         found, decided_by = ledger.claim(key, digest, call, self.window, now)
         if found is None:
             return None, decided_by
+        if found.state is LedgerState.UNSEEN and found.answer is not None:
+            return Duplicate(found, Verdict.JOINED, decided_by), decided_by  # its answer
         return Duplicate(found, Verdict.HELD, decided_by), decided_by
 
     def settled(
@@ -177,15 +193,22 @@ class GuardTable:
         unseen: bool,
         session_id: str | None,
         now: float,
+        message: object = None,
     ) -> None:
         """A watched call (which began as ``fixed`` says) ended: an answer its caller saw, or
-        a request never sent, forgets its claim; one that may have run, or whose answer came
-        after its caller stopped waiting (``unseen``), is kept as it ended."""
+        a request never sent, forgets its claim; one that may have run, or whose answer
+        (``message``) came after its caller stopped waiting (``unseen``), is kept as it
+        ended, that answer with it for a re-send to join. A re-send that joined it has
+        handed the answer on: the call is forgotten (it was answered, and seen)."""
         delivery = call_delivery(attempts)
         facts = fixed.facts
         key, digest = str(server), str(facts.identity)
+        replaced = fixed.duplicate  # sent with consent, or labelled, in an earlier's place
+        if replaced is not None and replaced.verdict is Verdict.JOINED:
+            earlier = replaced.earlier
+            self.ledger.settle(key, digest, earlier.owner, None, window=self.window, now=now)
+            return
         if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not unseen):
-            replaced = fixed.duplicate  # sent with consent, or labelled, in an earlier's place
             if delivery is Delivery.NOT_SENT and replaced and replaced.verdict is not _HELD:
                 # ...and then never sent: the earlier call it took the place of stays kept
                 self.ledger.settle(
@@ -205,5 +228,6 @@ class GuardTable:
             state=LedgerState.UNSEEN if delivery is Delivery.ANSWERED else LedgerState.MAY_HAVE_RUN,
             tool=facts.tool,
             owner=owner,
+            answer=(message, final) if unseen and isinstance(message, dict) else None,
         )
         self.ledger.settle(key, digest, owner, earlier, window=self.window, now=now)

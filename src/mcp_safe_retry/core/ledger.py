@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .events import Head
     from .listings import ListingKey
     from .servers import ServerKey
+    from .stream import StreamTracker
 
 __all__ = [
     "Books",
@@ -138,6 +139,16 @@ class Books(RecordRef):
     owner: str = ""
     unseen: bool = False
     watched_in: tuple[str | None] | None = None  # the session it was watched in, if it was
+    joined: object = None  # a re-send that joined: the earlier call's answer (core/guard.py)
+    stream: StreamTracker | None = None  # a guarded call's SSE answer, while it streams
+
+    def gave_up(self) -> None:
+        """The caller stopped waiting for this guarded call (``Observed.caller_gone``): an
+        answer that still comes ran unseen, and is kept for a re-send to join."""
+        self.unseen = True
+        if self.stream is not None:
+            self.stream.keep_message()
+
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
 
@@ -274,6 +285,7 @@ class Books(RecordRef):
                     unseen=self.unseen,
                     session_id=session,
                     now=now,
+                    message=message,
                 )
         previous = self.previous
         if previous is not None:

@@ -22,7 +22,7 @@ LEARNED_METHODS = frozenset({"initialize", "tools/list"})
 class Unseen(Protocol):
     """A guarded call in flight, as a cancellation marks it: its answer will go unseen."""
 
-    unseen: bool
+    def gave_up(self) -> None: ...
 
 
 class Observed:
@@ -150,7 +150,7 @@ class Observed:
         with self._lock:
             books = self._watched.get((self._sessions.first(session), named[2]))
         if books is not None:
-            books.unseen = True
+            books.gave_up()
 
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out

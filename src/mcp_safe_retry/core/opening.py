@@ -40,6 +40,7 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
 _NOTED = TASK_METHODS | LIST_METHODS  # requests whose record or answer is kept apart
+_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})  # the guard's verdicts that send nothing
 
 
 class Opened:
@@ -154,7 +155,7 @@ class Opened:
         self.books = books = Books(context, fixed, session, guarded)
         if owner is not None and facts.id is not None:
             books.owner = owner
-            if duplicate is None or duplicate.verdict is not Verdict.HELD:
+            if duplicate is None or duplicate.verdict not in _NOT_SENT:
                 books.watched_in = (session,)  # its caller may yet give up on it
                 observed.watching(session, facts.id, books)
         self.owed = books.owed
