@@ -62,6 +62,8 @@ class EarlierCall:
         when = datetime.datetime.fromtimestamp(self.started_at, datetime.UTC)
         sent = f"was sent at {when.isoformat(timespec='seconds')} (request id {self.request_id!r})"
         if self.state is LedgerState.IN_FLIGHT:
+            if self.detail:  # an answer that is no end yet: a task created, still running
+                return f"{sent} and was answered {self.outcome}: {self.detail}"
             return f"{sent} and has no answer yet: it is still running"
         ended = self.outcome + (f" ({self.detail})" if self.detail else "")
         if self.state is LedgerState.UNSEEN:

@@ -38,6 +38,7 @@ from .outcomes import Classification, Outcome, verdict
 from .policy import DuplicateGuard
 from .records import AttemptValues, Fixed, Seen
 from .servers import ServerKey
+from .tasks import TERMINAL
 
 __all__ = [
     "DUPLICATE_HELD_KIND",
@@ -59,6 +60,7 @@ IN_FLIGHT_KIND = "duplicate_in_flight"
 
 _UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
 _HELD = Verdict.HELD
+_TASK_CREATED = Outcome.TASK_CREATED
 
 
 def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
@@ -182,6 +184,10 @@ class GuardTable:
             return Duplicate(found, Verdict.JOINED, decided_by), decided_by  # its answer
         return Duplicate(found, Verdict.HELD, decided_by), decided_by
 
+    def task_ended(self, server: str, digest: str, owner: str, *, now: float) -> None:
+        """A poll saw the task of an UNSAFE call end: the call is answered, no longer held."""
+        self.ledger.settle(server, digest, owner, None, window=self.window, now=now)
+
     def settled(
         self,
         server: str | ServerKey,
@@ -204,6 +210,21 @@ class GuardTable:
         facts = fixed.facts
         key, digest = str(server), str(facts.identity)
         replaced = fixed.duplicate  # sent with consent, or labelled, in an earlier's place
+        if final.outcome is _TASK_CREATED and final.task_status not in TERMINAL:
+            # The server runs it as a task: held as in flight until a poll sees it end.
+            running = EarlierCall(
+                facts.id,
+                fixed.started_at,
+                Delivery.MAY_HAVE_RUN,
+                str(final.outcome),
+                detail=f"its task {final.task_id!r} is still running",
+                session_id=session_id,
+                state=LedgerState.IN_FLIGHT,
+                tool=facts.tool,
+                owner=owner,
+            )
+            self.ledger.settle(key, digest, owner, running, window=self.window, now=now)
+            return
         if replaced is not None and replaced.verdict is Verdict.JOINED:
             earlier = replaced.earlier
             self.ledger.settle(key, digest, earlier.owner, None, window=self.window, now=now)

@@ -18,7 +18,7 @@ from .jsonrpc import JSON, RequestId
 from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
-from .tasks import TaskLink, TaskOrigin
+from .tasks import TERMINAL, TaskLink, TaskOrigin
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -310,9 +310,16 @@ class Books(RecordRef):
             return
         if final.outcome is _TASK_CREATED:
             origin = TaskOrigin(fixed.facts.id, fixed.facts.tool, fixed.started_at)
-            tasks.created(task_id, origin, final.task_status or "working")
+            status = final.task_status or "working"
+            guarded = self._guarded
+            held = None  # an UNSAFE call is held while its task runs (core/guard.py)
+            if guarded is not None and self.owner and status not in TERMINAL:
+                held = (str(guarded), str(fixed.facts.identity), self.owner)
+            tasks.created(task_id, origin, status, held)
         elif final.task_status is not None:
-            tasks.polled(task_id, final.task_status)
+            ended = tasks.polled(task_id, final.task_status)
+            if ended is not None:  # the task of an UNSAFE call ended: it is not held now
+                self._context.guard.task_ended(*ended, now=self._context.clock())
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""
