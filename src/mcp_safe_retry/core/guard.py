@@ -24,11 +24,13 @@ pure.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 
 import attrs
 
 from .attempt_kinds import AttemptKind
+from .breaker import FOLLOW_UP_WINDOW
 from .call_ledger import Ledger, LedgerTable
 from .delivery import Delivery, delivery_of
 from .duplicate import Duplicate, EarlierCall, LedgerState, Verdict
@@ -37,7 +39,7 @@ from .jsonrpc import RequestFacts
 from .outcomes import Classification, Outcome, verdict
 from .policy import DuplicateGuard
 from .records import AttemptValues, Fixed, Seen
-from .servers import ServerKey
+from .servers import ServerKey, server_key
 from .tasks import TERMINAL
 
 __all__ = [
@@ -73,6 +75,14 @@ def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
         if found is not Delivery.NOT_SENT:
             return found
     return Delivery.NOT_SENT
+
+
+_Answered = tuple[float, "str | ServerKey", str, str, Fixed, Classification, str, "str | None"]
+
+
+def server_of(where: str | ServerKey) -> str:
+    """The breaker key of a guarded call's server (a ``ServerKey`` may name a caller too)."""
+    return server_key(str(where.url)) if isinstance(where, ServerKey) else server_key(where)
 
 
 def _never() -> float:
@@ -131,6 +141,8 @@ class GuardTable:
     ) -> None:
         self.mode = mode
         self.window = window
+        # The UNSAFE calls answered last, for the SDK's follow-up read (``follow_up_failed``).
+        self._answered: deque[_Answered] = deque(maxlen=32)
         if ledger is None:
             ledger = LedgerTable(clock=clock if clock is not None else _never)
         self.ledger: Ledger = ledger
@@ -184,6 +196,29 @@ class GuardTable:
             return Duplicate(found, Verdict.JOINED, decided_by), decided_by  # its answer
         return Duplicate(found, Verdict.HELD, decided_by), decided_by
 
+    def follow_up_failed(self, server: str, now: float) -> None:
+        """A list read to ``server`` (its breaker key) failed with no last good answer to
+        serve: an UNSAFE call that server answered just before (``FOLLOW_UP_WINDOW``) is
+        the call whose ``call_tool`` the SDK now fails (mcp 2.x lists the tools after a
+        call whose tool it never listed), so its caller never saw it answered: a re-send is
+        held, naming it."""
+        for at, where, key, digest, fixed, final, owner, session_id in list(self._answered):
+            if not 0.0 <= now - at <= FOLLOW_UP_WINDOW or server_of(where) != server:
+                continue
+            facts = fixed.facts
+            ran = EarlierCall(
+                facts.id,
+                fixed.started_at,
+                Delivery.ANSWERED,
+                str(final.outcome),
+                detail="the SDK's follow-up list read failed, so its caller saw no answer",
+                session_id=session_id,
+                state=LedgerState.UNSEEN,
+                tool=facts.tool,
+                owner=owner,
+            )
+            self.ledger.put(key, digest, ran, self.window, now)
+
     def task_ended(self, server: str, digest: str, owner: str, *, now: float) -> None:
         """A poll saw the task of an UNSAFE call end: the call is answered, no longer held."""
         self.ledger.settle(server, digest, owner, None, window=self.window, now=now)
@@ -229,14 +264,19 @@ class GuardTable:
             earlier = replaced.earlier
             self.ledger.settle(key, digest, earlier.owner, None, window=self.window, now=now)
             return
-        if delivery is Delivery.NOT_SENT or (delivery is Delivery.ANSWERED and not unseen):
-            if delivery is Delivery.NOT_SENT and replaced and replaced.verdict is not _HELD:
-                # ...and then never sent: the earlier call it took the place of stays kept
-                self.ledger.settle(
-                    key, digest, owner, replaced.earlier, window=self.window, now=now
-                )
-                return
+        if delivery is Delivery.ANSWERED and not unseen:
             self.ledger.settle(key, digest, owner, None, window=self.window, now=now)
+            # The SDK's own follow-up read may yet fail the call its caller saw answered.
+            self._answered.append((now, server, key, digest, fixed, final, owner, session_id))
+            return
+        if delivery is Delivery.NOT_SENT:
+            if replaced is not None and replaced.verdict is not _HELD:
+                # Sent with consent or labelled in an earlier call's place, then never sent:
+                # the earlier call stays kept.
+                kept: EarlierCall | None = replaced.earlier
+            else:
+                kept = None
+            self.ledger.settle(key, digest, owner, kept, window=self.window, now=now)
             return
         earlier = EarlierCall(
             facts.id,

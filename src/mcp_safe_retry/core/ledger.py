@@ -265,6 +265,8 @@ class Books(RecordRef):
             context.observed.learn(facts, final, message, session)
         if self.listing is not None:  # a list read: its last good answer is kept
             self._keep(final, message)
+            if final.outcome not in NOT_FAILURES and self.stale is None:  # none to serve
+                context.guard.follow_up_failed(self.listing.server, now)
         if final.task_id is not None:  # a task answer (the Tasks extension): kept for its polls
             self._task(final, fixed)
         if facts.id is not None:
