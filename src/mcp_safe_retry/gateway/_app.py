@@ -24,8 +24,8 @@ import anyio
 import httpx
 
 from ..core.breaker import Breaker
-from ..core.call_ledger import Ledger
 from ..core.budget import Budget
+from ..core.call_ledger import Ledger
 from ..core.extensions import CALLER_EXTENSION
 from ..core.hooks import Hook
 from ..core.policy import RetryPolicy
