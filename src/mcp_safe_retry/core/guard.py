@@ -65,6 +65,7 @@ IN_FLIGHT_KIND = "duplicate_in_flight"
 _UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
 _HELD = Verdict.HELD
 _TASK_CREATED = Outcome.TASK_CREATED
+_RAN = frozenset({Outcome.TOOL_SUCCESS, Outcome.TOOL_ERROR})  # a tool result: the tool ran
 
 
 def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
@@ -291,8 +292,8 @@ class GuardTable:
             return
         if delivery is Delivery.ANSWERED and not unseen:
             self.ledger.settle(key, digest, owner, None, window=self.window, now=now)
-            # The SDK's own follow-up read may yet fail the call its caller saw answered.
-            self._answered.append((now, server, key, digest, fixed, final, owner, session_id))
+            if final.outcome in _RAN:  # the SDK's own follow-up read may yet fail the call
+                self._answered.append((now, server, key, digest, fixed, final, owner, session_id))
             return
         if delivery is Delivery.NOT_SENT:
             if replaced is not None and replaced.verdict is not _HELD:
