@@ -44,12 +44,28 @@ def test_a_guarded_call_is_in_the_ledger_from_its_first_send_until_answered() ->
     call = _begin(e, url)
     assert call.start() == Send(None)
     assert url.written == 1 and len(e.guard.ledger) == 1  # type: ignore[arg-type]
-    twin = _begin(e, URL, request_id=8)  # the same call, sent while the first is in flight
-    command = twin.start()
-    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_IN_FLIGHT
     call.headed(JSON)
     call.received(answer(7))
     assert len(e.guard.ledger) == 0  # type: ignore[arg-type]
+
+
+def test_a_twin_sent_while_the_first_is_in_flight_is_held_and_then_joins_its_answer() -> None:
+    """mcp 1.x's own timeout tells the server nothing (no notifications/cancelled): the
+    application's re-send while the first call runs is the sign that its caller stopped
+    waiting. The late answer is kept, and the next re-send gets it: the tool ran once."""
+    e = engine()
+    call = _begin(e, URL)
+    call.start()
+    twin = _begin(e, URL, request_id=8)  # the same call, sent while the first is in flight
+    command = twin.start()
+    assert type(command) is Refuse and command.outcome is Outcome.DUPLICATE_IN_FLIGHT
+    assert "request id 7" in command.message and "still running" in command.message
+    call.headed(JSON)
+    call.received(answer(7))  # the late answer
+    again = _begin(e, URL, request_id=9)
+    joined = again.start()
+    assert type(joined) is Answer and json.loads(joined.body or b"")["id"] == 9
+    assert _begin(e, URL, request_id=10).start() == Send(None)  # joined once, then forgotten
 
 
 def test_a_call_that_may_have_run_is_remembered_under_its_server_s_key() -> None:

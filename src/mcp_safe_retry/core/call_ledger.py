@@ -27,6 +27,8 @@ import attrs
 
 from .duplicate import EarlierCall, LedgerState
 
+_IN_FLIGHT = LedgerState.IN_FLIGHT
+
 __all__ = ["PROCESS", "Ledger", "LedgerEntry", "LedgerTable", "after_fork"]
 
 PROCESS = "process"
@@ -51,6 +53,13 @@ class LedgerEntry:
             "expiresIn": round(self.expires_in, 3),
             **self.call.to_dict(),
         }
+
+
+class Live(Protocol):
+    """A call of this process in flight, as the ledger may tell it that its caller stopped
+    waiting (the same call was sent again meanwhile: ``LedgerTable.claim``)."""
+
+    def gave_up(self) -> None: ...
 
 
 class Ledger(Protocol):
@@ -78,6 +87,8 @@ class Ledger(Protocol):
 
     def look(self, server: str, digest: str, now: float) -> EarlierCall | None: ...
 
+    def live(self, owner: str, call: Live | None) -> None: ...
+
     def in_doubt(self, now: float | None = None) -> list[LedgerEntry]: ...
 
     def resolve(self, server: str, digest: str, *, ran: bool) -> bool: ...
@@ -104,6 +115,7 @@ class LedgerTable:
         self._clock = clock
         # (server, digest) -> (expires at: the writer's clock, the call)
         self._calls: OrderedDict[tuple[str, str], tuple[float, EarlierCall]] = OrderedDict()
+        self._live: weakref.WeakValueDictionary[str, Live] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         _ledgers.add(self)
 
@@ -124,15 +136,30 @@ class LedgerTable:
         self, server: str, digest: str, call: EarlierCall, window: float, now: float
     ) -> tuple[EarlierCall | None, str]:
         """Write ``call`` in as in flight, unless a call with the same server and digest is
-        kept: then that one, and nothing written. The second value names who decided."""
+        kept: then that one, and nothing written. The second value names who decided.
+
+        A call of this process found in flight is being sent again: its caller most likely
+        stopped waiting for it (an SDK's own timeout that tells the server nothing, as
+        mcp 1.x's), so its answer, when it comes, is kept for a re-send to join."""
         key = (server, digest)
         with self._lock:
             self._expire(now)
             found = self._calls.get(key)
-            if found is not None:
-                return found[1], PROCESS
-            self._write(key, call, now + window)
-        return None, PROCESS
+            if found is None:
+                self._write(key, call, now + window)
+                return None, PROCESS
+            live = self._live.get(found[1].owner) if found[1].state is _IN_FLIGHT else None
+        if live is not None:
+            live.gave_up()
+        return found[1], PROCESS
+
+    def live(self, owner: str, call: Live | None) -> None:
+        """The call ``owner`` claimed is in flight in this process (``call``), or is over."""
+        with self._lock:
+            if call is None:
+                self._live.pop(owner, None)
+            else:
+                self._live[owner] = call
 
     def put(self, server: str, digest: str, call: EarlierCall, window: float, now: float) -> str:
         """Write ``call`` in whatever is kept (a twin sent with consent, or only labelled: it

@@ -278,6 +278,7 @@ class Books(RecordRef):
             if self._guarded is not None:
                 if self.watched_in is not None:
                     context.observed.watching(self.watched_in[0], facts.id, None)
+                    context.guard.ledger.live(self.owner, None)
                 context.guard.settled(
                     self._guarded,
                     fixed,

@@ -158,6 +158,7 @@ class Opened:
             if duplicate is None or duplicate.verdict not in _NOT_SENT:
                 books.watched_in = (session,)  # its caller may yet give up on it
                 observed.watching(session, facts.id, books)
+                context.guard.ledger.live(owner, books)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)
