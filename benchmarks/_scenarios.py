@@ -424,10 +424,21 @@ def _observe(
     return out
 
 
+def _fresh_process() -> None:
+    """Each scenario runs as in a process of its own: the process's call ledger emptied (a
+    revision without one kept a guard per transport, which is the same thing)."""
+    try:
+        from mcp_safe_retry.shared.ledgers import process_ledger
+    except ImportError:
+        return
+    process_ledger().clear()
+
+
 def scripted() -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, body, script, opts in _scripts():
         for mode in ("sync", "async"):
+            _fresh_process()
             inner = Scripted(script)
             _fix_wire(script, inner)
             kwargs: dict[str, Any] = {}
@@ -573,6 +584,7 @@ def sequences() -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name, requests, script, opts in _sequences():
         for mode in ("sync", "async"):
+            _fresh_process()
             inner = Scripted(script)
             _fix_wire(script, inner)
             kwargs: dict[str, Any] = {"contain_failures": opts.get("contain", False)}

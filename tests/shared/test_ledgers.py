@@ -105,3 +105,17 @@ def test_a_forked_child_gets_a_fresh_lock_and_its_own_name() -> None:
     os.close(write)
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1" and status == 0
+
+
+class _Running:
+    def gave_up(self) -> None:
+        pass
+
+
+def test_a_call_still_in_flight_in_this_process_outlives_its_window() -> None:
+    ledger, running = CallLedger(), _Running()
+    ledger.claim(S, D, _call("slow"), 0.5, 0.0)
+    ledger.live("slow", running)
+    assert ledger.look(S, D, 0.8) is not None  # past its window, still running: kept
+    ledger.live("slow", None)  # it ended without a settle (a transport dropped mid-call)
+    assert ledger.look(S, D, 2.0) is None  # now its window runs out

@@ -113,8 +113,8 @@ class LedgerTable:
             raise TypeError(f"clock must be a function, got {clock!r}")
         self._capacity = capacity
         self._clock = clock
-        # (server, digest) -> (expires at: the writer's clock, the call)
-        self._calls: OrderedDict[tuple[str, str], tuple[float, EarlierCall]] = OrderedDict()
+        # (server, digest) -> (expires at: the writer's clock, the call, its window)
+        self._calls: OrderedDict[tuple[str, str], tuple[float, EarlierCall, float]] = OrderedDict()
         self._live: weakref.WeakValueDictionary[str, Live] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         _ledgers.add(self)
@@ -146,7 +146,7 @@ class LedgerTable:
             self._expire(now)
             found = self._calls.get(key)
             if found is None:
-                self._write(key, call, now + window)
+                self._write(key, call, now, window)
                 return None, PROCESS
             live = self._live.get(found[1].owner) if found[1].state is _IN_FLIGHT else None
         if live is not None:
@@ -166,7 +166,7 @@ class LedgerTable:
         is the newest call of the key); returns who wrote it."""
         with self._lock:
             self._expire(now)
-            self._write((server, digest), call, now + window)
+            self._write((server, digest), call, now, window)
         return PROCESS
 
     def settle(
@@ -188,7 +188,7 @@ class LedgerTable:
                 if found is not None and found[1].owner == owner:
                     del self._calls[key]
                 return
-            self._write(key, call, now + window)
+            self._write(key, call, now, window)
             self._expire(now)
 
     def look(self, server: str, digest: str, now: float) -> EarlierCall | None:
@@ -208,7 +208,7 @@ class LedgerTable:
             self._expire(now)
             return [
                 LedgerEntry(server, digest, call, expires - now)
-                for (server, digest), (expires, call) in self._calls.items()
+                for (server, digest), (expires, call, _) in self._calls.items()
                 if call.state is not LedgerState.RAN
             ]
 
@@ -224,7 +224,11 @@ class LedgerTable:
             if found is None:
                 return False
             if ran:
-                self._calls[key] = (found[0], attrs.evolve(found[1], state=LedgerState.RAN))
+                self._calls[key] = (
+                    found[0],
+                    attrs.evolve(found[1], state=LedgerState.RAN),
+                    found[2],
+                )
             else:
                 del self._calls[key]
         return True
@@ -237,24 +241,27 @@ class LedgerTable:
         with self._lock:
             self._calls.clear()
 
-    def _write(self, key: tuple[str, str], call: EarlierCall, expires: float) -> None:
-        """Keep ``call`` under ``key`` as the newest (lock held)."""
+    def _write(self, key: tuple[str, str], call: EarlierCall, now: float, window: float) -> None:
+        """Keep ``call`` under ``key`` as the newest, for ``window`` seconds (lock held)."""
         calls = self._calls
-        calls[key] = (expires, call)
+        calls[key] = (now + window, call, window)
         calls.move_to_end(key)
         while len(calls) > self._capacity:
             calls.popitem(last=False)
 
     def _expire(self, now: float) -> None:
-        """Forget the calls whose window is over (lock held). Entries are kept in the order
-        they were written, and most windows are the same: the first one still kept ends
-        the look."""
+        """Forget the calls whose window is over (lock held), save one this process still
+        has in flight: it is still running, so it is kept for another window. Entries are
+        kept in the order they were written, and most windows are the same: the first one
+        still kept ends the look."""
         calls = self._calls
         while calls:
             expires = next(iter(calls.values()))[0]
             if expires > now:
                 return
-            calls.popitem(last=False)
+            key, (_, call, window) = calls.popitem(last=False)
+            if call.state is _IN_FLIGHT and call.owner in self._live:
+                self._write(key, call, now, window)
 
     def _after_fork(self) -> None:
         self._lock = threading.Lock()

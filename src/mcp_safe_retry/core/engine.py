@@ -163,6 +163,7 @@ class Engine:
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix
         self._owner_prefix = owner_prefix
+        self._owners = itertools.count(1)  # its own count: request ids stay as they were
         self._counter = itertools.count(1)
 
     def caller_edits(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -226,7 +227,7 @@ class Engine:
     def fresh_owner(self) -> str:
         """A name for one guarded call's claim in the ledger, never used before in a fleet
         (``owner_prefix``: the host and process, from the shell; the id prefix is random)."""
-        return f"{self._owner_prefix}:{self._prefix}:{next(self._counter)}"
+        return f"{self._owner_prefix}:{self._prefix}:{next(self._owners)}"
 
     def listeners(self, attempt: Seen | None = None) -> tuple[Hook, ...]:
         """The hooks to tell now (of ``attempt``, as it ends): none while only the logging
