@@ -30,6 +30,17 @@ if not os.environ.get("MCP_SAFE_RETRY_NODE_MODULES"):
     collect_ignore.append("typescript")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_process_ledger() -> Iterator[None]:
+    """Each test starts with the process's call ledger empty, as a new process does: the
+    UNSAFE calls one test left in doubt are not held against the next one's."""
+    from mcp_safe_retry.shared.ledgers import process_ledger
+
+    process_ledger().clear()
+    yield
+    process_ledger().clear()
+
+
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -28,6 +28,7 @@ SURFACE = {
         "BodyTooLarge",
         "Breaker",
         "Budget",
+        "CallLedger",
         "CircuitBreaker",
         "CircuitOpenError",
         "DuplicateCallError",
@@ -191,6 +192,20 @@ def test_every_outcome_is_produced() -> None:
     record = get_record(held.value)
     assert record is not None and record.classification is not None
     seen.add(record.classification.outcome)
+
+    twins: list[Any] = []
+
+    def slow(request: httpx.Request) -> httpx.Response:  # a twin sent while it is in flight
+        with pytest.raises(mcp_safe_retry.DuplicateCallError) as twin:
+            httpx.Client(transport=RetryTransport()).post("http://slow.test/", json=charge)
+        twins.append(get_record(twin.value))
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": 1, "result": {"content": []}})
+
+    httpx.Client(transport=RetryTransport(httpx.MockTransport(slow))).post(
+        "http://slow.test/", json=charge
+    )
+    assert twins[0] is not None and twins[0].classification is not None
+    seen.add(twins[0].classification.outcome)
     assert seen == set(Outcome)
 
 

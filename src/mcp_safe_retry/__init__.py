@@ -27,6 +27,7 @@ from .core.idempotency import Idempotency
 from .core.origin import allow_duplicate, retry_origin
 from .core.policy import RetryPolicy
 from .core.records import History
+from .shared.ledgers import CallLedger
 from .shells.generated.httpx_sync import RetryTransport
 from .shells.httpx_async import AsyncRetryTransport, mcp_client
 
@@ -40,6 +41,7 @@ __all__ = [
     "BodyTooLarge",
     "Breaker",
     "Budget",
+    "CallLedger",
     "CircuitBreaker",
     "CircuitOpenError",
     "DuplicateCallError",

@@ -28,7 +28,9 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        pytest.param(["--host", "0.0.0.0"], "not a loopback address: add --allow-remote", id="remote"),
+        pytest.param(
+            ["--host", "0.0.0.0"], "not a loopback address: add --allow-remote", id="remote"
+        ),
         pytest.param(
             ["--host", "0.0.0.0", "--allow-remote"], "needs --client-token", id="remote-no-token"
         ),
@@ -91,7 +93,7 @@ def test_a_gateway_process_serves_and_records(tmp_path: Path) -> None:
             assert "error" in answered.json()
             metrics = httpx.get(gateway.url.replace("/mcp", "/metrics"), timeout=10)
             assert metrics.headers["content-type"].startswith("text/plain")
-            assert 'mcp_safe_retry_attempts_total{' in metrics.text
+            assert "mcp_safe_retry_attempts_total{" in metrics.text
             assert 'mcp_method_name="ping"' in metrics.text
     (line,) = records.read_text().splitlines()  # the ping; the health probe is not a call
     record = json.loads(line)

@@ -35,6 +35,7 @@ TABLE = [
     (NOT_SENT, _net(ErrorKind.LOCAL)),
     (NOT_SENT, _of(Outcome.CIRCUIT_OPEN)),
     (NOT_SENT, _of(Outcome.DUPLICATE_HELD)),
+    (NOT_SENT, _of(Outcome.DUPLICATE_IN_FLIGHT)),
     # answered: any JSON-RPC answer, any status that says the request was not processed
     (ANSWERED, _of(Outcome.TOOL_SUCCESS)),
     (ANSWERED, _of(Outcome.TASK_CREATED)),  # the server holds the call as a task

@@ -3,8 +3,10 @@ and the guard's verdict, as values a record carries and an error message names."
 
 from __future__ import annotations
 
+import attrs
+
 from mcp_safe_retry.core.delivery import Delivery
-from mcp_safe_retry.core.duplicate import Duplicate, EarlierCall, Verdict
+from mcp_safe_retry.core.duplicate import Duplicate, EarlierCall, LedgerState, Verdict
 
 EARLIER = EarlierCall(
     request_id=7,
@@ -32,10 +34,21 @@ def test_its_dict_never_holds_the_session() -> None:
         "outcome": "NETWORK_ERROR",
         "errorKind": "read",
         "detail": "reset",
+        "state": "may_have_run",
+        "tool": None,
+        "owner": "",
     }
+
+
+def test_it_reads_back_what_it_wrote_and_nothing_else() -> None:
+    # A shared ledger reads calls back (RedisCallLedger): the session never went out.
+    kept = attrs.evolve(EARLIER, session_id=None, state=LedgerState.IN_FLIGHT, tool="charge")
+    assert EarlierCall.from_dict(kept.to_dict()) == kept
+    for bad in (None, [], {}, {**kept.to_dict(), "state": "bogus"}, {**kept.to_dict(), "tool": 3}):
+        assert EarlierCall.from_dict(bad) is None
 
 
 def test_a_duplicate_adds_the_verdict() -> None:
     duplicate = Duplicate(EARLIER, Verdict.HELD)
-    assert duplicate.to_dict() == {**EARLIER.to_dict(), "verdict": "held"}
-    assert [str(v) for v in Verdict] == ["held", "labelled", "allowed"]
+    assert duplicate.to_dict() == {**EARLIER.to_dict(), "verdict": "held", "ledger": "process"}
+    assert [str(v) for v in Verdict] == ["held", "joined", "labelled", "allowed"]

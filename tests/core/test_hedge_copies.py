@@ -40,6 +40,7 @@ ENDINGS = [
     pytest.param(_classified(Outcome.STREAM_INCOMPLETE), Ending.TRANSIENT, id="stream-cut"),
     pytest.param(_classified(Outcome.CIRCUIT_OPEN), Ending.FINAL, id="circuit-open"),
     pytest.param(_classified(Outcome.DUPLICATE_HELD), Ending.FINAL, id="duplicate-held"),
+    pytest.param(_classified(Outcome.DUPLICATE_IN_FLIGHT), Ending.FINAL, id="duplicate-in-flight"),
     pytest.param(_classified(Outcome.REDIRECT, status=307), Ending.SUCCESS, id="redirect"),
     pytest.param(_classified(Outcome.TASK_CREATED), Ending.SUCCESS, id="task-created"),
     pytest.param(_classified(Outcome.TASK_WORKING), Ending.SUCCESS, id="task-working"),

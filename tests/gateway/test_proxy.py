@@ -311,7 +311,7 @@ def test_metrics_expose_the_calls(upstream: tuple[Upstream, str]) -> None:
         post(url)
         text = httpx.get(url.replace("/mcp", "/metrics"), timeout=10).text
     assert "# TYPE mcp_safe_retry_attempts counter" in text
-    assert 'mcp_safe_retry_attempts_total{' in text and 'gen_ai_tool_name="lookup"' in text
+    assert "mcp_safe_retry_attempts_total{" in text and 'gen_ai_tool_name="lookup"' in text
     assert "mcp_client_operation_duration_bucket{" in text
 
 
@@ -323,7 +323,10 @@ def test_no_secret_reaches_a_log_or_a_record(
     with (
         caplog.at_level(logging.DEBUG, logger="mcp_safe_retry"),
         served_gateway(
-            upstream[1], hooks=[sink], client_tokens=["gateway-token"], upstream_token="upstream-own"
+            upstream[1],
+            hooks=[sink],
+            client_tokens=["gateway-token"],
+            upstream_token="upstream-own",
         ) as (_, url),
     ):
         headers = {"Authorization": "Bearer alice-secret", "X-MCP-Gateway-Token": "gateway-token"}

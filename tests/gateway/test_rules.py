@@ -62,7 +62,9 @@ def test_tokens_are_compared_whole() -> None:
     ],
 )
 def test_pointers_lead_back_to_the_gateway_or_nowhere(location: str, back: str | None) -> None:
-    assert pointed_back(Origin("http://up.test/api/mcp"), "http://up.test/api/mcp", location) == back
+    assert (
+        pointed_back(Origin("http://up.test/api/mcp"), "http://up.test/api/mcp", location) == back
+    )
 
 
 @pytest.mark.parametrize(
@@ -71,8 +73,12 @@ def test_pointers_lead_back_to_the_gateway_or_nowhere(location: str, back: str |
         pytest.param("http://x/mcp", {"host": "gw:1"}, 400, id="absolute-form"),
         pytest.param("*", {"host": "gw:1"}, 400, id="asterisk"),
         pytest.param("/mcp", {"host": "evil:1", "x-mcp-gateway-token": "t"}, 421, id="host"),
-        pytest.param("/mcp", {"host": "gw:1", "origin": "http://evil", "x-mcp-gateway-token": "t"},
-                     403, id="origin"),
+        pytest.param(
+            "/mcp",
+            {"host": "gw:1", "origin": "http://evil", "x-mcp-gateway-token": "t"},
+            403,
+            id="origin",
+        ),
         pytest.param("/mcp", {"host": "gw:1"}, 401, id="no-token"),
         pytest.param("/mcp", {"host": "gw:1", "x-mcp-gateway-token": "u"}, 401, id="wrong-token"),
     ],
@@ -88,7 +94,9 @@ def test_admission_lets_in() -> None:
     admission = Admission(["gw:1"], ["http://app.test"], ["t"], "/healthz")
     admission.check("/mcp", {"host": "gw:1", "x-mcp-gateway-token": "t"})
     admission.check("/mcp", {"host": "GW:1", "origin": "http://gw:1", "x-mcp-gateway-token": "t"})
-    admission.check("/mcp", {"host": "gw:1", "origin": "http://app.test/", "x-mcp-gateway-token": "t"})
+    admission.check(
+        "/mcp", {"host": "gw:1", "origin": "http://app.test/", "x-mcp-gateway-token": "t"}
+    )
     admission.check("/healthz", {"host": "gw:1"})  # the probe needs no token
     Admission(None, [], [], "/healthz").check("/mcp", {"host": "anything"})
 

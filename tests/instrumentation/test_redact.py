@@ -61,7 +61,9 @@ URL = f"http://127.0.0.1:8931/mcp?api_key={S['query']}"
 PADDING = "x" * (MESSAGE_CHARS + 30)  # pushes a secret past the log/span cut, not the 500 one
 
 
-def run_calls(hooks: list[mcp_safe_retry.hooks.Hook]) -> tuple[mcp_safe_retry.RetryTransport, Server]:
+def run_calls(
+    hooks: list[mcp_safe_retry.hooks.Hook],
+) -> tuple[mcp_safe_retry.RetryTransport, Server]:
     server = Server(
         FakeClock(),
         [
@@ -176,7 +178,10 @@ def test_spans_metrics_logs_and_json_lines_hold_no_secret(
     meter_provider = MeterProvider(metric_readers=[reader])
     buffer = io.StringIO()
     sink = mcp_safe_retry.hooks.JsonLinesSink(buffer)
-    hooks: list[mcp_safe_retry.hooks.Hook] = [sink, OpenTelemetryHook(tracer_provider, meter_provider)]
+    hooks: list[mcp_safe_retry.hooks.Hook] = [
+        sink,
+        OpenTelemetryHook(tracer_provider, meter_provider),
+    ]
     run_calls(hooks)
     sink.flush()
 

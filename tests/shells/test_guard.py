@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import mcp_safe_retry
 from mcp_safe_retry import (
+    CallLedger,
     CircuitBreaker,
     DuplicateCallError,
     Idempotency,
@@ -373,7 +374,7 @@ def test_off_remembers_nothing(lib: str, mode: str) -> None:
     server = Server(lib, "read", "ok")
     client = Client(lib, mode, server, policy=RetryPolicy(duplicate_guard="off"))
     client.outcome(charge(1))
-    assert len(client.transport.engine.guard) == 0
+    assert len(client.transport.engine.guard.ledger) == 0  # type: ignore[arg-type]
     record = client.outcome(charge(2))
     assert record.outcome == Outcome.TOOL_SUCCESS and record.duplicate_of is None
 
@@ -492,11 +493,15 @@ def test_each_caller_of_one_transport_is_guarded_apart(lib: str, mode: str) -> N
 
 
 @pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
-def test_each_transport_has_its_own_guard(lib: str, mode: str) -> None:
-    server = Server(lib, "read", "ok")
+def test_the_transports_of_a_process_share_its_ledger_and_one_of_their_own_isolates(
+    lib: str, mode: str
+) -> None:
+    server = Server(lib, "read", "ok", "ok")
     Client(lib, mode, server).outcome(charge(1))
-    other = Client(lib, mode, server)
-    assert other.outcome(charge(2)).outcome == Outcome.TOOL_SUCCESS
+    other = Client(lib, mode, server)  # another client of the process: the same ledger
+    assert was_held(other.outcome(charge(2))) and server.posts == 1
+    apart = Client(lib, mode, server, ledger=CallLedger())
+    assert apart.outcome(charge(3)).outcome == Outcome.TOOL_SUCCESS
     assert server.posts == 2
 
 
@@ -571,7 +576,8 @@ def test_a_call_is_held_exactly_while_its_last_sent_attempt_may_have_run(
 ) -> None:
     """A model of the guard: per arguments, whether the newest sent call may have run."""
     server = Server("httpx", "ok")
-    client = Client("httpx", "sync", server, policy=RetryPolicy(max_retries=0))
+    policy = RetryPolicy(max_retries=0)
+    client = Client("httpx", "sync", server, policy=policy, ledger=CallLedger())
     may_have_run: dict[str, bool] = {}
     for id, (key, step, consent) in enumerate(calls):
         server.steps, server.calls = (step,), 0

@@ -182,3 +182,43 @@ def test_a_read_that_follows_an_answer_passes_an_open_circuit(lib: str, mode: st
     lookup = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lookup"}}
     with pytest.raises(mcp_safe_retry.CircuitOpenError):  # another transport: no answer yet
         reader.post(lookup)
+
+
+CHARGE = {
+    "jsonrpc": "2.0",
+    "id": 5,
+    "method": "tools/call",
+    "params": {"name": "charge", "arguments": {"amount": 5}},
+}
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_a_failed_follow_up_read_with_none_to_serve_holds_the_calls_re_send(
+    lib: str, mode: str
+) -> None:
+    """mcp 2.x lists the tools after a call whose tool it never listed, and fails the call
+    when that read fails: the charge ran, its caller saw an error; its re-send is held."""
+    server = Server(lib, "ok", 503)  # the charge is answered, every read after it a 503
+    client = Client(lib, mode, server, contain_failures=True)
+    _, charged = client.post(CHARGE)
+    assert charged.outcome == Outcome.TOOL_SUCCESS
+    _, listed = client.post(LIST)
+    assert listed.outcome == Outcome.HTTP_ERROR and listed.served_stale is None
+    posts = server.posts
+    _, again = client.post({**CHARGE, "id": 6})
+    assert again.outcome == Outcome.DUPLICATE_HELD and server.posts == posts
+    assert again.duplicate_of is not None and again.duplicate_of.earlier.request_id == 5
+    assert "follow-up list read failed" in (again.classification.detail or "")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_a_follow_up_read_served_stale_or_answered_holds_nothing(lib: str, mode: str) -> None:
+    server = Server(lib, "ok", "ok", 503)  # a listing kept, a charge, then reads fail
+    client = Client(lib, mode, server, contain_failures=True)
+    client.post(LIST)
+    client.post(CHARGE)
+    _, listed = client.post({**LIST, "id": 2})
+    assert listed.served_stale is not None  # the SDK's call_tool carries on
+    server.steps = ["ok"]
+    _, again = client.post({**CHARGE, "id": 6})
+    assert again.outcome == Outcome.TOOL_SUCCESS  # two charges, each answered: both run

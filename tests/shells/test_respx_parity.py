@@ -19,7 +19,14 @@ import httpx
 import pytest
 import respx
 
-from mcp_safe_retry import AsyncRetryTransport, Idempotency, RetryPolicy, RetryTransport, get_record
+from mcp_safe_retry import (
+    AsyncRetryTransport,
+    CallLedger,
+    Idempotency,
+    RetryPolicy,
+    RetryTransport,
+    get_record,
+)
 from mcp_safe_retry.policy import Jitter
 from tests.helpers import ok_result, tool_call
 
@@ -90,7 +97,9 @@ def _comparable(record: Any) -> Any:
 def _run(way: str, tool: str, answers: list[Answer]) -> tuple[Any, list[Any], Any]:
     sent: list[dict[str, Any]] = []
     with _inner(way, _handler(answers, sent)) as inner:
-        transport = RetryTransport(inner, policy=POLICY, sleep=lambda _: None, clock=lambda: 0.0)
+        transport = RetryTransport(  # a ledger per run: each run is a process of its own
+            inner, policy=POLICY, sleep=lambda _: None, clock=lambda: 0.0, ledger=CallLedger()
+        )
         with httpx.Client(transport=transport) as client:
             try:
                 response = client.post(URL, json=tool_call(tool, id=5))

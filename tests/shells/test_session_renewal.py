@@ -336,7 +336,9 @@ async def test_concurrent_404s_share_one_renewal(library: Any, shell: Any, clien
     responses: list[Any] = []
 
     async def one(n: int) -> None:
-        responses.append(await d.post(_call("charge", n)))
+        message = _call("charge", n)  # four different charges: identical ones would be held
+        message["params"]["arguments"] = {"key": f"a{n}"}
+        responses.append(await d.post(message))
 
     with anyio.fail_after(20):
         async with anyio.create_task_group() as tasks:

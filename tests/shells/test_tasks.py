@@ -222,3 +222,21 @@ def test_acknowledgements_are_re_sent_after_a_drop(lib: str, mode: str, method: 
     assert record.outcome == Outcome.RPC_SUCCESS and record.post_count == 2
     assert str(record.idempotency) == "idempotent"
     assert server.seen == [(method, "t-1"), (method, "t-1")]
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_an_unsafe_call_is_held_while_its_task_runs_and_sent_once_it_ended(
+    lib: str, mode: str
+) -> None:
+    server = Server(lib, "working", "completed")
+    client = Client(lib, mode, server, contain_failures=True)  # "report" is UNSAFE: guarded
+    assert client.post(call(1)).outcome == Outcome.TASK_CREATED
+    held = client.post(call(2))  # the same call while its task is working: not sent
+    assert held.outcome == Outcome.DUPLICATE_IN_FLIGHT and held.post_count == 0
+    assert "its task 't-1' is still running" in (held.classification.detail or "")  # type: ignore[union-attr]
+    assert client.post(task_request(3), name="t-1").outcome == Outcome.TASK_WORKING
+    assert client.post(call(4)).outcome == Outcome.DUPLICATE_IN_FLIGHT  # still working
+    assert client.post(task_request(5), name="t-1").outcome == Outcome.TOOL_SUCCESS
+    again = client.post(call(6))  # a poll saw the task end: the same call is sent
+    assert again.outcome == Outcome.TASK_CREATED and again.post_count == 1
+    assert [m for m, _ in server.seen].count("tools/call") == 2

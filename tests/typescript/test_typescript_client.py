@@ -53,7 +53,9 @@ def kitchen() -> Iterator[KitchenServer]:
 
 
 @pytest.fixture(scope="module")
-def gateway(kitchen: KitchenServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GatewayProcess]:
+def gateway(
+    kitchen: KitchenServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[GatewayProcess]:
     records = tmp_path_factory.mktemp("gateway") / "calls.jsonl"
     flags = ["--read", "lookup", "--config", str(_fast_backoff(records.parent))]
     with gateway_process(kitchen.url, records, *flags) as process:

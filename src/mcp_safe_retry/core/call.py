@@ -35,7 +35,7 @@ from .commands import (
 from .decision import Decision, Reason
 from .duplicate import Verdict
 from .events import Head, streams
-from .guard import held
+from .guard import held, joined
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
 from .idempotency import Idempotency
@@ -74,6 +74,8 @@ _HELD = AttemptKind.HELD
 _READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
 _DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
+_IN_FLIGHT = Decision.stop(Reason.DUPLICATE_IN_FLIGHT)
+_JOINED = Decision.stop(Reason.DUPLICATE_JOINED)
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
 # in; on the way out it sets the state its command leads to (``state.AWAITING``).
 _START, _HEADED, _RECEIVED = allowed(Event.START), allowed(Event.HEADED), allowed(Event.RECEIVED)
@@ -128,9 +130,14 @@ class Call(Opened):
             raise out_of_order(Event.START, self._state)
         if self.outgoing.resuming:
             command: Command = _RESUME
+        elif self.duplicate is not None and self.duplicate.verdict is Verdict.JOINED:
+            message, found = joined(self.duplicate, target(self.books.current))
+            self.books.joined = message  # the earlier call's answer is this one's
+            command = self._refuse(_JOINED, found)
         elif self.duplicate is not None and self.duplicate.verdict is Verdict.HELD:
             found = held(self.duplicate, target(self.books.current))
-            command = self._refuse(_DUPLICATE, found)
+            stop = _IN_FLIGHT if found.outcome is Outcome.DUPLICATE_IN_FLIGHT else _DUPLICATE
+            command = self._refuse(stop, found)
         else:
             command = self._send_or_admit()
         self._state = AWAITING[command.__class__] or awaiting(command)

@@ -39,6 +39,7 @@ CONTAINED_OUTCOMES = frozenset(
         Outcome.STREAM_INCOMPLETE,
         Outcome.CIRCUIT_OPEN,
         Outcome.DUPLICATE_HELD,
+        Outcome.DUPLICATE_IN_FLIGHT,
     }
 )
 """What is contained outside a stream. An HTTP error is an answer already: it is contained

@@ -46,6 +46,8 @@ class Reason(StrEnum):
     CIRCUIT_OPEN = "circuit_open"  # the circuit breaker held the request back: nothing sent
     REINITIALISE_FAILED = "reinitialise_failed"  # no new session: the 404 is handed on
     DUPLICATE_HELD = "duplicate_held"  # the same UNSAFE call may have run: nothing sent
+    DUPLICATE_IN_FLIGHT = "duplicate_in_flight"  # the same UNSAFE call is running: not sent
+    DUPLICATE_JOINED = "duplicate_joined"  # not sent: the same call's unseen answer handed on
     REDIRECT = "redirect"  # a 3xx hop: the client sends the request on to its Location
     TASK_CREATED = "task_created"  # answered with a task (Tasks extension): the server runs it
     TASK_WORKING = "task_working"  # a poll of a task not finished: neither success nor failure

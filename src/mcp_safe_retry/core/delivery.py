@@ -73,7 +73,7 @@ _ANSWERS = frozenset(
     }
 )
 _NOT_SENT_KINDS = frozenset({ErrorKind.CONNECT, ErrorKind.POOL, ErrorKind.LOCAL})
-_HELD = frozenset({Outcome.CIRCUIT_OPEN, Outcome.DUPLICATE_HELD})
+_HELD = frozenset({Outcome.CIRCUIT_OPEN, Outcome.DUPLICATE_HELD, Outcome.DUPLICATE_IN_FLIGHT})
 
 
 def delivery_of(

@@ -17,11 +17,12 @@ from .attempt_kinds import ErrorKind
 from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain
 from .contain import server_error
 from .decision import Decision, Reason
-from .jsonrpc import JSON, RequestFacts
+from .jsonrpc import JSON, RequestFacts, dumps
 from .listings import LIST_METHODS
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, Settle
+from .sse import encode_event
 from .state import CallProtocolError
 from .stream import StreamTracker
 
@@ -63,9 +64,14 @@ class Ending:
 
     def wants_message(self) -> bool:
         """Whether an answer must be read whole: to learn from it, to keep it (a list
-        read's last good answer), or to restore the caller's id in it (a re-sent call).
+        read's last good answer; a guarded call's that its caller gave up on, which a
+        re-send joins), or to restore the caller's id in it (a re-sent call).
         Otherwise a plain success may be recognised without building it."""
-        return self.facts.method in _KEPT or self.outgoing.wire_id is not self.facts.id
+        return (
+            self.facts.method in _KEPT
+            or self.outgoing.wire_id is not self.facts.id
+            or self.books.unseen
+        )
 
     def stream(self) -> Stream:
         """Follow the SSE answer now arriving, and hand it on as it flows."""
@@ -73,16 +79,17 @@ class Ending:
         if wire_id is None:
             raise CallProtocolError("a notification's answer is never streamed")
         facts = self.facts
-        return Stream(
-            StreamTracker(
-                wire_id=wire_id,
-                caller_id=facts.id if facts.id is not None else wire_id,
-                method=facts.method,
-                max_event_bytes=self._context.max_event_bytes,
-                want_message=self.wants_message(),
-                tasks=facts.declares_tasks,
-            )
+        tracker = StreamTracker(
+            wire_id=wire_id,
+            caller_id=facts.id if facts.id is not None else wire_id,
+            method=facts.method,
+            max_event_bytes=self._context.max_event_bytes,
+            want_message=self.wants_message(),
+            tasks=facts.declares_tasks,
         )
+        if self.books.watched_in is not None:  # guarded: its caller may give up mid-stream
+            self.books.stream = tracker
+        return Stream(tracker)
 
     def contained(self, *, in_stream: bool = False) -> bytes | None:
         """The JSON-RPC error that stands for this call's failure, if contained
@@ -101,6 +108,12 @@ class Ending:
         reissued = self.outgoing.reissued
         if self.books.stale is not None:  # a list read: its last good answer instead
             return self._stale(in_stream=reissued)
+        joined = self.books.joined
+        if isinstance(joined, dict):  # a re-send that joined the same call's unseen answer
+            body = dumps({**joined, "id": self.facts.id})
+            answers_on = self.answers_on  # an HTTP+SSE POST: its client reads it on the stream
+            event = None if answers_on is None else (answers_on, encode_event(body))
+            return Answer(body, 200, "application/json", event)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             outcome = classification.outcome

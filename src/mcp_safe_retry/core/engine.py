@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from .breaker import Breaker, RecentAnswers, server_key
 from .budget import Budget, RetryBudget, answers_inline
 from .call import Call
+from .call_ledger import Ledger
 from .commands import Ask, Read
 from .context import Reopens
 from .guard import GuardTable
@@ -44,6 +45,7 @@ def _check_settings(
     max_event_bytes: object,
     budget: object,
     breaker: object,
+    ledger: object = None,
 ) -> None:
     """Refuse a transport's setting of the wrong type when it is built, by name."""
     check_instance("policy", policy, RetryPolicy, "a RetryPolicy (mcp_safe_retry.RetryPolicy)")
@@ -63,6 +65,9 @@ def _check_settings(
         )
     check_protocol("budget", budget, ("record", "allow_retry"), "a budget such as RetryBudget")
     check_protocol("breaker", breaker, ("allow", "record"), "a breaker such as CircuitBreaker")
+    check_protocol(
+        "ledger", ledger, ("claim", "settle", "look"), "a call ledger such as CallLedger"
+    )
 
 
 class Engine:
@@ -94,6 +99,8 @@ class Engine:
         contain_failures: bool = False,
         contain_http_errors: bool = False,
         listings: ListingCache | None = None,
+        ledger: Ledger | None = None,
+        owner_prefix: str = "",
     ) -> None:
         _check_settings(
             policy=policy,
@@ -103,6 +110,7 @@ class Engine:
             max_event_bytes=max_event_bytes,
             budget=budget,
             breaker=breaker,
+            ledger=ledger,
         )
         for name, function in (("clock", clock), ("wall_clock", wall_clock), ("rand", rand)):
             check_callable(name, function, "a function")
@@ -118,7 +126,10 @@ class Engine:
         self.wall_clock = wall_clock
         self.rand = rand
         self.detector = ResendDetector(resend_window)
-        self.guard = GuardTable(self.policy.duplicate_guard, self.policy.duplicate_window)
+        # The calls in flight or that may have run: the process's ledger, or the one given.
+        self.guard = GuardTable(
+            self.policy.duplicate_guard, self.policy.duplicate_window, ledger, clock=clock
+        )
         self.scenario = scenario
         self.max_event_bytes = max_event_bytes
         self.read_whole = Read(max_event_bytes)  # the command to read a whole body, made once
@@ -151,6 +162,7 @@ class Engine:
         self._lock = threading.Lock()  # the resumable calls
         self._resumable: OrderedDict[str, Reopens] = OrderedDict()
         self._prefix = id_prefix
+        self._owner_prefix = owner_prefix
         self._counter = itertools.count(1)
 
     def caller_edits(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -210,6 +222,11 @@ class Engine:
     def fresh_id(self) -> str:
         """A request id never used before (the spec forbids re-using one)."""
         return f"mcp-safe-retry-{self._prefix}-{next(self._counter)}"
+
+    def fresh_owner(self) -> str:
+        """A name for one guarded call's claim in the ledger, never used before in a fleet
+        (``owner_prefix``: the host and process, from the shell; the id prefix is random)."""
+        return f"{self._owner_prefix}:{self._prefix}:{next(self._counter)}"
 
     def listeners(self, attempt: Seen | None = None) -> tuple[Hook, ...]:
         """The hooks to tell now (of ``attempt``, as it ends): none while only the logging

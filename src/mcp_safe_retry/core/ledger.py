@@ -18,13 +18,14 @@ from .jsonrpc import JSON, RequestId
 from .observed import LEARNED_METHODS, client_info
 from .outcomes import NOT_FAILURES, Classification, Outcome
 from .records import Attempt, CallRecord, Fixed, LazyRecord, RetryOrigin, Seen, target
-from .tasks import TaskLink, TaskOrigin
+from .tasks import TERMINAL, TaskLink, TaskOrigin
 
 if TYPE_CHECKING:
     from .context import CallContext
     from .events import Head
     from .listings import ListingKey
     from .servers import ServerKey
+    from .stream import StreamTracker
 
 __all__ = [
     "Books",
@@ -133,6 +134,21 @@ class Books(RecordRef):
     # place of its failure, if one was.
     listing: ListingKey | None = None
     stale: dict[str, Any] | None = None
+    # A guarded call (core/guard.py): its claim in the ledger, and whether its caller
+    # stopped waiting for its answer (``Observed.caller_gone``).
+    owner: str = ""
+    unseen: bool = False
+    watched_in: tuple[str | None] | None = None  # the session it was watched in, if it was
+    joined: object = None  # a re-send that joined: the earlier call's answer (core/guard.py)
+    stream: StreamTracker | None = None  # a guarded call's SSE answer, while it streams
+
+    def gave_up(self) -> None:
+        """The caller stopped waiting for this guarded call (``Observed.caller_gone``): an
+        answer that still comes ran unseen, and is kept for a re-send to join."""
+        self.unseen = True
+        if self.stream is not None:
+            self.stream.keep_message()
+
     _snapshot: LazyRecord | None = None
     _pending: list[Notice] | None = None  # see owed()
 
@@ -249,6 +265,8 @@ class Books(RecordRef):
             context.observed.learn(facts, final, message, session)
         if self.listing is not None:  # a list read: its last good answer is kept
             self._keep(final, message)
+            if final.outcome not in NOT_FAILURES and self.stale is None:  # none to serve
+                context.guard.follow_up_failed(self.listing.server, now)
         if final.task_id is not None:  # a task answer (the Tasks extension): kept for its polls
             self._task(final, fixed)
         if facts.id is not None:
@@ -258,8 +276,18 @@ class Books(RecordRef):
             if outcome is not _REDIRECT:  # a hop: the request sent on to its Location
                 context.detector.finished(facts.identity, outcome not in NOT_FAILURES, now)
             if self._guarded is not None:
+                if self.watched_in is not None:
+                    context.observed.watching(self.watched_in[0], facts.id, None)
                 context.guard.settled(
-                    self._guarded, fixed, attempts, final, session_id=session, now=now
+                    self._guarded,
+                    fixed,
+                    attempts,
+                    final,
+                    owner=self.owner,
+                    unseen=self.unseen,
+                    session_id=session,
+                    now=now,
+                    message=message,
                 )
         previous = self.previous
         if previous is not None:
@@ -284,9 +312,16 @@ class Books(RecordRef):
             return
         if final.outcome is _TASK_CREATED:
             origin = TaskOrigin(fixed.facts.id, fixed.facts.tool, fixed.started_at)
-            tasks.created(task_id, origin, final.task_status or "working")
+            status = final.task_status or "working"
+            guarded = self._guarded
+            held = None  # an UNSAFE call is held while its task runs (core/guard.py)
+            if guarded is not None and self.owner and status not in TERMINAL:
+                held = (str(guarded), str(fixed.facts.identity), self.owner)
+            tasks.created(task_id, origin, status, held)
         elif final.task_status is not None:
-            tasks.polled(task_id, final.task_status)
+            ended = tasks.polled(task_id, final.task_status)
+            if ended is not None:  # the task of an UNSAFE call ended: it is not held now
+                self._context.guard.task_ended(*ended, now=self._context.clock())
 
     def amended(self, stop: Decision, now: float, wire_id: RequestId | None) -> None:
         """The retry the last attempt planned is never sent: the call ends with ``stop``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from .jsonrpc import JSON, RequestFacts, RequestId, dumps
 from .outcomes import Classification, Outcome
@@ -16,6 +17,12 @@ GiveUp = Callable[[], None]
 
 LEARNED_METHODS = frozenset({"initialize", "tools/list"})
 """The methods whose answers tell something about later calls."""
+
+
+class Unseen(Protocol):
+    """A guarded call in flight, as a cancellation marks it: its answer will go unseen."""
+
+    def gave_up(self) -> None: ...
 
 
 class Observed:
@@ -39,6 +46,7 @@ class Observed:
         self.hints: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
         self._wire_ids: dict[tuple[str | None, RequestId], RequestId] = {}
         self._races: dict[tuple[str | None, RequestId], GiveUp] = {}
+        self._watched: dict[tuple[str | None, RequestId], Unseen] = {}  # guarded, in flight
 
     def learn(
         self,
@@ -122,6 +130,27 @@ class Observed:
                 self._races.pop(key, None)
             else:
                 self._races[key] = cancel
+
+    def watching(self, session: str | None, caller_id: RequestId, books: Unseen | None) -> None:
+        """A guarded call with ``caller_id`` is in flight (``books``: told if its caller
+        gives up on it), or, for None, is over."""
+        key = (self._sessions.first(session), caller_id)
+        with self._lock:
+            if books is None:
+                self._watched.pop(key, None)
+            else:
+                self._watched[key] = books
+
+    def caller_gone(self, facts: RequestFacts, session: str | None) -> None:
+        """A ``notifications/cancelled``: the guarded call it names, if one is in flight,
+        is no longer awaited, so an answer to it will be one its caller never saw."""
+        named = _cancelled_id(facts)
+        if named is None:
+            return
+        with self._lock:
+            books = self._watched.get((self._sessions.first(session), named[2]))
+        if books is not None:
+            books.gave_up()
 
     def remap_cancellation(self, facts: RequestFacts, session: str | None) -> bytes | None:
         """A ``notifications/cancelled`` pointed at the id its request really went out

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .commands import Ask
+from .duplicate import Verdict
 from .ending import Ending
 from .extensions import CALLER_EXTENSION, IDEMPOTENCY_EXTENSION
 from .hooks import Notice
@@ -39,6 +40,7 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
 _NOTED = TASK_METHODS | LIST_METHODS  # requests whose record or answer is kept apart
+_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})  # the guard's verdicts that send nothing
 
 
 class Opened:
@@ -76,12 +78,13 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        content = guarded = duplicate = task = listing = None
+        content = guarded = duplicate = task = listing = ledger = owner = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
                 content = observed.remap_cancellation(facts, session)
                 self.gives_up = observed.race_cancelled(facts, session)
+                observed.caller_gone(facts, session)  # a late answer to it ran unseen
             if origin is None:
                 origin = _NONE
         else:
@@ -119,13 +122,21 @@ class Opened:
                 if type(caller) is str:  # one transport sending for many (the gateway)
                     keys = for_caller(keys, caller)
                 guarded = key_of((where, keys))
-                guard = context.guard
-                if len(guard):  # it remembers a call that may have run: is this one a repeat?
-                    duplicate = guard.look(guarded, facts.identity, consented(extensions), now)
-                    if duplicate is not None:
-                        self.duplicate = duplicate
-                        if origin is _NONE:
-                            origin = _APPLICATION  # it repeats a call sent before
+                # In the ledger from now (core/call_ledger.py), before its request leaves.
+                owner = context.fresh_owner()
+                duplicate, ledger = context.guard.claim(
+                    guarded,
+                    facts,
+                    consented(extensions),
+                    owner=owner,
+                    started_at=context.wall_clock(),
+                    session_id=session,
+                    now=now,
+                )
+                if duplicate is not None:
+                    self.duplicate = duplicate
+                    if origin is _NONE:
+                        origin = _APPLICATION  # it repeats a call sent before
         fixed = _new(
             Fixed,
             (
@@ -138,9 +149,15 @@ class Opened:
                 context.wall_clock(),  # started_at
                 duplicate,
                 task,
+                ledger,
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
+        if owner is not None and facts.id is not None:
+            books.owner = owner
+            if duplicate is None or duplicate.verdict not in _NOT_SENT:
+                books.watched_in = (session,)  # its caller may yet give up on it
+                observed.watching(session, facts.id, books)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)

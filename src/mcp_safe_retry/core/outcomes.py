@@ -47,6 +47,8 @@ class Outcome(StrEnum):
     CIRCUIT_OPEN = "CIRCUIT_OPEN"  # not sent: the circuit breaker held the request back
     # Not sent: the same UNSAFE call may have run already (the duplicate guard, core/guard.py).
     DUPLICATE_HELD = "DUPLICATE_HELD"
+    # Not sent: the same UNSAFE call is still in flight (the ledger, core/call_ledger.py).
+    DUPLICATE_IN_FLIGHT = "DUPLICATE_IN_FLIGHT"
     REDIRECT = "REDIRECT"  # a hop: the client sends the request on to the Location
     # The Tasks extension (core/tasks.py): a tools/call answered with a task (the tool has
     # not finished: the server runs it), a poll of a task still running, a task cancelled.
@@ -70,6 +72,7 @@ LAYER_OF: dict[Outcome, Layer] = {
     Outcome.STREAM_INCOMPLETE: Layer.TRANSPORT,
     Outcome.CIRCUIT_OPEN: Layer.TRANSPORT,
     Outcome.DUPLICATE_HELD: Layer.TRANSPORT,
+    Outcome.DUPLICATE_IN_FLIGHT: Layer.TRANSPORT,
     Outcome.REDIRECT: Layer.TRANSPORT,
     Outcome.TASK_CREATED: Layer.INTERACTION,
     Outcome.TASK_WORKING: Layer.INTERACTION,

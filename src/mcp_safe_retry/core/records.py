@@ -208,6 +208,7 @@ class Fixed(NamedTuple):
     started_at: float  # wall clock, for the record
     duplicate: Duplicate | None
     task: TaskLink | None = None  # a tasks/* request's task, and the call that created it
+    ledger: str | None = None  # the ledger that decided on a guarded call (core/guard.py)
 
 
 class AttemptValues(NamedTuple):

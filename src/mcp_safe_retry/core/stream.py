@@ -45,6 +45,11 @@ class StreamTracker:
         self._tasks = tasks
         self._decoder = SSEDecoder(max_event_bytes)
 
+    def keep_message(self) -> None:
+        """Build the response's message after all (its call's caller gave up on it: a
+        re-send joins that answer, core/guard.py)."""
+        self._want_message = True
+
     @property
     def done(self) -> bool:
         """True once the response (or a reason to give up looking) was found."""

@@ -94,6 +94,9 @@ class TaskLink:
 class _Task:
     origin: TaskOrigin
     status: str
+    # An UNSAFE call's task: where the ledger holds its call while the task runs (server key,
+    # digest, the claim's owner; core/guard.py), None once a poll saw it end.
+    held: tuple[str, str, str] | None = None
 
 
 class TaskTable:
@@ -108,10 +111,17 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def created(self, task_id: str, origin: TaskOrigin, status: str) -> None:
-        """A ``tools/call`` was answered with a task (``status``: the one it came with)."""
+    def created(
+        self,
+        task_id: str,
+        origin: TaskOrigin,
+        status: str,
+        held: tuple[str, str, str] | None = None,
+    ) -> None:
+        """A ``tools/call`` was answered with a task (``status``: the one it came with;
+        ``held``: where the ledger holds an UNSAFE call while its task runs)."""
         with self._lock:
-            self._tasks[task_id] = _Task(origin, status)
+            self._tasks[task_id] = _Task(origin, status, held)
             self._tasks.move_to_end(task_id)
             while len(self._tasks) > self._capacity:
                 self._tasks.popitem(last=False)
@@ -130,9 +140,16 @@ class TaskTable:
             task = self._tasks.get(task_id)
         return None if task is None else task.status
 
-    def polled(self, task_id: str, status: str) -> None:
-        """A ``tasks/get`` answered with ``status`` for ``task_id``."""
+    def polled(self, task_id: str, status: str) -> tuple[str, str, str] | None:
+        """A ``tasks/get`` answered with ``status`` for ``task_id``: where the ledger holds
+        its call, if it held it and the task has now ended (to be forgotten there)."""
         with self._lock:
             task = self._tasks.get(task_id)
-            if task is not None:
-                task.status = status
+            if task is None:
+                return None
+            task.status = status
+            held = task.held
+            if held is None or status not in TERMINAL:
+                return None
+            task.held = None
+            return held

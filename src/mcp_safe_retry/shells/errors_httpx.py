@@ -77,6 +77,7 @@ class DuplicateCallError(httpx.TransportError, errors.DuplicateCallError):
 _REFUSALS: dict[Outcome, type[httpx.TransportError]] = {
     Outcome.CIRCUIT_OPEN: CircuitOpenError,
     Outcome.DUPLICATE_HELD: DuplicateCallError,
+    Outcome.DUPLICATE_IN_FLIGHT: DuplicateCallError,
 }
 
 

@@ -23,6 +23,7 @@ import httpx
 from ...core.breaker import Breaker
 from ...core.budget import Budget
 from ...core.call import begin
+from ...core.call_ledger import Ledger
 from ...core.commands import HAND_ON, Answer, Stream
 from ...core.engine import Engine
 from ...core.hedging import hedged
@@ -31,6 +32,7 @@ from ...core.records import History
 from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
+from ...shared.ledgers import process_ledger, process_name
 from ..errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from ..wiring import (
     LISTINGS,
@@ -73,7 +75,9 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             ``Outcome.CIRCUIT_OPEN`` and raises ``CircuitOpenError`` (or is contained).
             Likewise a re-send of an UNSAFE tool call that may have run is held by the
             duplicate guard (``RetryPolicy.duplicate_guard``): ``Outcome.DUPLICATE_HELD``,
-            ``DuplicateCallError`` (or contained).
+            ``DuplicateCallError`` (or contained); one in flight: ``DUPLICATE_IN_FLIGHT``.
+        ledger: where UNSAFE tool calls in flight or that may have run are kept (default: the
+            process's own; ``CallLedger()`` isolates, ``RedisCallLedger`` shares with a fleet).
         contain_failures: answer a final network error or broken stream with a JSON-RPC
             error (code -32010) for the request's id instead of raising; a final HTTP error
             too in the httpx shells (mcp 1.x ends its session on any non-2xx answer; mcp 2.x
@@ -102,6 +106,7 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         budget: Budget | None = None,
         breaker: Breaker | None = None,
         contain_failures: bool = False,
+        ledger: Ledger | None = None,
     ) -> None:
         check_inner(transport, self)  # the wrong library or mode fails here, by name
         self._executor = Executor(
@@ -123,6 +128,8 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
             breaker=breaker,
             contain_failures=contain_failures,
             contain_http_errors=CONTAIN_HTTP_ERRORS,
+            ledger=ledger if ledger is not None else process_ledger(),
+            owner_prefix=process_name(),
         )
         self._hedges = hedges(self.engine.policy, race)
 
