@@ -35,7 +35,7 @@ TIMEOUT = 20.0  # every case ends within this, or fails
 
 def own_ledger() -> Any:
     """An explicit ledger for the one stack a test is about (``ledger=``)."""
-    return getattr(mcp_safe_retry, "CallLedger", lambda: None)()  # TEMP: on main, none
+    return mcp_safe_retry.CallLedger()
 
 
 def runs_of(kitchen: KitchenServer, url: str, key: str) -> int:

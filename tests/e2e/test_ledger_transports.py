@@ -116,6 +116,7 @@ async def test_a_retry_while_the_first_still_runs_is_held_in_flight(
     assert charged(answers["first"])["execution"] == 1  # the first call's own answer
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("flavour", ASYNC_FLAVOURS)
 @contained
 async def test_a_call_its_caller_cancelled_stays_held(
@@ -149,7 +150,8 @@ async def test_concurrent_twins_over_one_client(
     kitchen: KitchenServer, flavour: str, contain: bool
 ) -> None:
     """Case 4: two identical charges at once over one client while the first is slow: the
-    second is not sent (``DUPLICATE_IN_FLIGHT``), the first answers, run once."""
+    second is not sent (``DUPLICATE_IN_FLIGHT``), the first answers, run once. Answered to
+    its caller, the first is forgotten: the same call afterwards is sent (and runs)."""
     url = kitchen.url_for(*SLOW)
     stack = Stack(flavour, contain=contain, ledger=own_ledger())
     answers: dict[int, Answer] = {}
@@ -163,13 +165,17 @@ async def test_concurrent_twins_over_one_client(
                 tasks.start_soon(call, 1)
                 await anyio.sleep(GIVE_UP_S)
                 tasks.start_soon(call, 2)
+            assert_ran(kitchen, url, "k")
+            afterwards = await stack.call(url, 3, CHARGE)
     finally:
         await stack.aclose()
-    assert_ran(kitchen, url, "k")
+    assert_ran(kitchen, url, "k", 2)
     assert charged(answers[1])["chargeId"] == "ch_k_1"
     assert_held(answers[2], "DUPLICATE_IN_FLIGHT", 1)
-    first, second = sorted(stack.history.records(), key=lambda r: str(r.request_id))
-    assert first.post_count == 1 and second.post_count == 0
+    assert charged(afterwards)["chargeId"] == "ch_k_2"
+    first, second, third = sorted(stack.history.records(), key=lambda r: str(r.request_id))
+    assert first.post_count == 1 and second.post_count == 0 and third.post_count == 1
+    assert str(second.retry_origin) == "application" and third.duplicate_of is None
 
 
 @flavours
