@@ -76,6 +76,14 @@ def charges(history: History) -> list[Any]:
     return [r for r in history.records() if r.method == "tools/call" and r.tool == "charge"]
 
 
+async def settled(history: History) -> None:
+    """Wait (bounded) until every charge ``history`` holds has ended: the one the SDK timed
+    out ends when its late answer arrives (2025-11-25) or ended when the SDK closed it."""
+    with anyio.move_on_after(TIMEOUT / 4):
+        while not all(r.complete for r in charges(history)):
+            await anyio.sleep(0.02)
+
+
 def held_error(raised: MCPError) -> dict[str, Any]:
     """The contained error of a held repeat: its data (``outcome``, ``duplicateOf``)."""
     error = raised.error
@@ -156,7 +164,7 @@ async def test_the_sdk_timeout_then_a_fresh_client(kitchen: KitchenServer) -> No
         async with session(url, retry) as fresh:
             early = await charge(fresh)
             await wait_for_runs(kitchen, url, "k", 1)
-            await anyio.sleep(0.2)  # the late answer reaches the first transport
+            await settled(first)  # the late answer reached the first transport (2025-11-25)
             late = await charge(fresh)
     assert_ran(kitchen, url, "k")
     assert isinstance(timed_out, MCPError)  # the SDK's own timeout error
@@ -177,7 +185,7 @@ async def test_the_sdk_timeout_then_the_same_call_again(kitchen: KitchenServer) 
         timed_out = await charge(client, read_timeout_seconds=SDK_TIMEOUT_S)
         at_once = await charge(client)
         await wait_for_runs(kitchen, url, "k", 1)
-        await anyio.sleep(0.2)  # the late answer reaches the transport
+        await settled(history)  # the late answer reached the transport (2025-11-25)
         later = await charge(client)
     assert_ran(kitchen, url, "k")
     assert isinstance(timed_out, MCPError) and timed_out.error.code != CONTAINED_ERROR_CODE

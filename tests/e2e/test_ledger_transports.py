@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_safe_retry import RetryPolicy, allow_duplicate
 from mcp_safe_retry.kitchen import KitchenServer
 from tests.e2e.ledger_support import (
     ABORT_AFTER,
@@ -60,6 +61,9 @@ def assert_held(answer: Answer, outcome: str, first_id: int | str) -> dict[str, 
     assert outcome_of(answer) == outcome, answer
     named = duplicate_of(answer)
     assert named["requestId"] == first_id, named
+    if isinstance(answer, dict):  # contained: the message names the first call too
+        message = answer["error"]["message"]
+        assert "not sent" in message and f"(request id {first_id!r})" in message, message
     return named
 
 
@@ -85,6 +89,28 @@ async def test_a_new_client_per_call_is_held(
     assert named["delivery"] == "may_have_run"
     (record,) = second.history.records()
     assert record.post_count == 0 and str(record.retry_origin) == "application"
+
+
+@pytest.mark.parametrize(
+    ("one", "other"), [("httpx-async", "httpx2-sync"), ("httpx2-async", "httpx-sync")]
+)
+async def test_both_http_libraries_share_the_process_ledger(
+    kitchen: KitchenServer, one: str, other: str
+) -> None:
+    """Case 1 across flavours: a charge that may have run under an httpx transport is held
+    under an httpx2 one of the same process (and the other way round)."""
+    url = kitchen.url_for(*ABORT_AFTER)
+    first, second = Stack(one, contain=True), Stack(other, contain=True)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            dropped = await first.call(url, 1, CHARGE)
+            held = await second.call(url, 2, CHARGE)
+    finally:
+        await first.aclose()
+        await second.aclose()
+    assert_ran(kitchen, url, "k")
+    assert outcome_of(dropped) == "NETWORK_ERROR"
+    assert_held(held, "DUPLICATE_HELD", 1)
 
 
 @flavours
@@ -176,6 +202,43 @@ async def test_concurrent_twins_over_one_client(
     first, second, third = sorted(stack.history.records(), key=lambda r: str(r.request_id))
     assert first.post_count == 1 and second.post_count == 0 and third.post_count == 1
     assert str(second.retry_origin) == "application" and third.duplicate_of is None
+
+
+@flavours
+@pytest.mark.parametrize("mode", ["allow_duplicate", "label", "off"])
+async def test_consent_or_the_policy_sends_an_in_flight_twin(
+    kitchen: KitchenServer, flavour: str, mode: str
+) -> None:
+    """``allow_duplicate()`` around the twin, or ``duplicate_guard="label"`` / ``"off"``:
+    the twin of a call in flight is sent, as today (labelled, except with "off")."""
+    url = kitchen.url_for(*SLOW)
+    guard = "hold" if mode == "allow_duplicate" else mode
+    policy = RetryPolicy(duplicate_guard=guard)
+    stack = Stack(flavour, contain=True, ledger=own_ledger(), policy=policy)
+    answers: dict[int, Answer] = {}
+
+    async def call(request_id: int) -> None:
+        if request_id == 2 and mode == "allow_duplicate":
+            with allow_duplicate():
+                answers[request_id] = await stack.call(url, request_id, CHARGE)
+        else:
+            answers[request_id] = await stack.call(url, request_id, CHARGE)
+
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(call, 1)
+                await anyio.sleep(GIVE_UP_S)
+                tasks.start_soon(call, 2)
+    finally:
+        await stack.aclose()
+    assert_ran(kitchen, url, "k", 2)
+    assert sorted(charged(a)["execution"] for a in answers.values()) == [1, 2]
+    twin = next(r for r in stack.history.records() if r.request_id == 2)
+    verdict = {"allow_duplicate": "allowed", "label": "labelled", "off": None}[mode]
+    assert (twin.duplicate_of and str(twin.duplicate_of.verdict)) == verdict, twin.to_dict()
+    if twin.duplicate_of is not None:
+        assert twin.duplicate_of.earlier.request_id == 1
 
 
 @flavours
