@@ -31,7 +31,7 @@ def _answer(request: httpx.Request) -> httpx.Response:
 
 
 def _contender(tool: str, guard: str) -> Callable[[int], None]:
-    policy = RetryPolicy(duplicate_guard=guard)
+    policy = RetryPolicy(duplicate_guard=guard, tools={"lookup": "read"})
     transport = RetryTransport(httpx.MockTransport(_answer), policy=policy, ledger=CallLedger())
     client = httpx.Client(transport=transport)
 

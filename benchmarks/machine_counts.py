@@ -1,7 +1,7 @@
 """Machine instructions per call, counted by callgrind: what the floors look like without noise.
 
     PYTHONPATH=src python -m benchmarks.machine_counts [--calls N] [--official-calls N]
-        [--warm N] [--cache] [--no-official]
+        [--warm N] [--cache] [--no-official] [--ledger]
 
 Time on a shared 2-core machine moves by tens of percent from run to run; machine instructions
 do not. Each contender runs in a child process under ``valgrind --tool=callgrind`` with
@@ -23,6 +23,10 @@ instructions.
   bare ``call_tool``, wrapped by mcp-safe-retry, and wrapped by the hand-on sketch
   (``floor.SessionHandOnTransport``), both eras, 1 KiB; the ratio is the client process's
   instructions per call to the bare client's.
+
+- **The call ledger** (``--ledger``: only this table): a sync ``RetryTransport`` over a
+  ``MockTransport``'s 1 KiB tool result (``ledger.py``'s contenders): an UNSAFE call with the
+  duplicate guard off, the same with the ledger (each call's arguments its own), and a READ.
 
 Needs ``valgrind`` (``callgrind_control`` comes with it); without it, says so and exits 2.
 """
@@ -89,6 +93,26 @@ def _sync_child(who: str, calls: int) -> None:
     _collecting(True)
     batch(calls)
     _collecting(False)
+
+
+def _ledger_child(who: str, calls: int) -> None:
+    from .ledger import CONTENDERS, _contender
+
+    call = _contender(*CONTENDERS[who])
+    for n in range(_warm()):
+        call(n)
+    _collecting(True)
+    for n in range(calls):
+        call(_warm() + n)
+    _collecting(False)
+
+
+def _ledger(calls: int, cache: bool, say: Callable[[str], None]) -> None:
+    from .ledger import CONTENDERS
+
+    say("## The call ledger (sync RetryTransport, 1 KiB tool result), machine instructions")
+    runs = {who: _count(["ledger", who, str(calls)], calls, cache=cache) for who in CONTENDERS}
+    _table(say, f"tools/call ({calls} calls each)", runs, cache)
 
 
 def _official_child(who: str, mode: str, calls: int, url: str) -> None:
@@ -227,6 +251,8 @@ def main(argv: list[str]) -> int:
             _in_process_child(who, rest[0], int(rest[1]))
         elif kind == "sync":
             _sync_child(who, int(rest[0]))
+        elif kind == "ledger":
+            _ledger_child(who, int(rest[0]))
         else:
             _official_child(who, rest[0], int(rest[1]), rest[2])
         return 0
@@ -238,6 +264,9 @@ def main(argv: list[str]) -> int:
     calls = int(argv[argv.index("--calls") + 1]) if "--calls" in argv else 1000
     official = int(argv[argv.index("--official-calls") + 1]) if "--official-calls" in argv else 300
     cache = "--cache" in argv
+    if "--ledger" in argv:
+        _ledger(calls, cache, print)
+        return 0
     _in_process(calls, cache, print)
     _sync(calls, cache, print)
     if "--no-official" not in argv:

@@ -11,7 +11,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_safe_retry import Idempotency, RetryPolicy, RetryTransport, classify
+from mcp_safe_retry import CallLedger, Idempotency, RetryPolicy, RetryTransport, classify
 from mcp_safe_retry.core.decision import decide
 from mcp_safe_retry.core.headers import parse_retry_after
 from mcp_safe_retry.core.outcomes import verdict
@@ -161,7 +161,9 @@ def test_attempts_are_bounded_and_unsafe_calls_reach_the_server_once(
     policy = RetryPolicy(
         max_retries=max_retries, tools={"t": Idempotency.READ if read else Idempotency.UNSAFE}
     )
-    transport = RetryTransport(_scripted(steps, posts), policy=policy, sleep=lambda _: None)
+    transport = RetryTransport(  # each example a process of its own: a ledger of its own
+        _scripted(steps, posts), policy=policy, sleep=lambda _: None, ledger=CallLedger()
+    )
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t"}}
     with contextlib.suppress(httpx.TransportError):
         httpx.Client(transport=transport).post("http://mcp.test/", json=body)

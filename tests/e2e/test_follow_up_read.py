@@ -107,3 +107,32 @@ async def test_a_follow_up_read_passes_the_circuit_other_failures_opened(
         listings = [r for r in history.records() if r.method == "tools/list"]
         assert listings and listings[-1].outcome == Outcome.RPC_SUCCESS
         assert listings[-1].post_count == 1 and listings[-1].served_stale is None
+
+
+async def test_with_no_listing_to_serve_the_application_s_re_send_is_held(
+    kitchen: KitchenServer,
+) -> None:
+    """No listing was ever read: the follow-up read fails, ``call_tool`` raises although the
+    charge ran, and the application sends the same charge again: it is held (the call it
+    repeats named), the kitchen ran it once. Both eras, ten cases each."""
+    from mcp.shared.exceptions import MCPError
+
+    for case in range(CASES):
+        history = History()
+        url = kitchen.url_for(
+            "errors.http_status_sequence", {"statusCodes": [503], "method": "tools/list"}
+        )
+        arguments = {"key": f"n{case}", "amount": 1}
+        with anyio.fail_after(30):
+            async with session(url, history=history) as client:
+                with pytest.raises(MCPError):  # the follow-up read failed: call_tool raises
+                    await client.call_tool("charge", arguments)
+            async with session(url, history=history) as client:  # the application retries
+                with pytest.raises(MCPError) as held:
+                    await client.call_tool("charge", arguments)
+        assert kitchen.state_of(url).executions_by_key == {"charge": {f"n{case}": 1}}
+        assert held.value.error.data["outcome"] == "DUPLICATE_HELD"
+        calls = [r for r in history.records() if r.method == "tools/call"]
+        assert [c.outcome for c in calls] == [Outcome.TOOL_SUCCESS, Outcome.DUPLICATE_HELD]
+        assert calls[1].duplicate_of is not None
+        assert calls[1].duplicate_of.earlier.request_id == calls[0].request_id

@@ -222,3 +222,14 @@ def test_a_follow_up_read_served_stale_or_answered_holds_nothing(lib: str, mode:
     server.steps = ["ok"]
     _, again = client.post({**CHARGE, "id": 6})
     assert again.outcome == Outcome.TOOL_SUCCESS  # two charges, each answered: both run
+
+
+@pytest.mark.parametrize(("lib", "mode"), FLAVOURS)
+def test_a_call_answered_without_running_is_not_held_by_a_failed_read(lib: str, mode: str) -> None:
+    server = Server(lib, 503)  # the charge's 503 says it did not run; the read fails too
+    client = Client(lib, mode, server, contain_failures=True)
+    client.post(CHARGE)
+    client.post(LIST)
+    posts = server.posts
+    _, again = client.post({**CHARGE, "id": 6})
+    assert again.outcome == Outcome.HTTP_ERROR and server.posts == posts + 1  # sent

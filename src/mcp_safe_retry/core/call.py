@@ -35,7 +35,7 @@ from .commands import (
 from .decision import Decision, Reason
 from .duplicate import Verdict
 from .events import Head, streams
-from .guard import held, joined
+from .guard import unsent
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
 from .idempotency import Idempotency
@@ -73,9 +73,7 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 _HELD = AttemptKind.HELD
 _READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
-_DUPLICATE = Decision.stop(Reason.DUPLICATE_HELD)
-_IN_FLIGHT = Decision.stop(Reason.DUPLICATE_IN_FLIGHT)
-_JOINED = Decision.stop(Reason.DUPLICATE_JOINED)
+_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
 # in; on the way out it sets the state its command leads to (``state.AWAITING``).
 _START, _HEADED, _RECEIVED = allowed(Event.START), allowed(Event.HEADED), allowed(Event.RECEIVED)
@@ -128,16 +126,11 @@ class Call(Opened):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._state not in _START:
             raise out_of_order(Event.START, self._state)
+        duplicate = self.duplicate
         if self.outgoing.resuming:
             command: Command = _RESUME
-        elif self.duplicate is not None and self.duplicate.verdict is Verdict.JOINED:
-            message, found = joined(self.duplicate, target(self.books.current))
-            self.books.joined = message  # the earlier call's answer is this one's
-            command = self._refuse(_JOINED, found)
-        elif self.duplicate is not None and self.duplicate.verdict is Verdict.HELD:
-            found = held(self.duplicate, target(self.books.current))
-            stop = _IN_FLIGHT if found.outcome is Outcome.DUPLICATE_IN_FLIGHT else _DUPLICATE
-            command = self._refuse(stop, found)
+        elif duplicate is not None and duplicate.verdict in _NOT_SENT:  # core/guard.py
+            command = self._refuse(*unsent(duplicate, target(self.books.current), self.books))
         else:
             command = self._send_or_admit()
         self._state = AWAITING[command.__class__] or awaiting(command)

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import attrs
 
 from .attempt_kinds import AttemptKind
 from .breaker import FOLLOW_UP_WINDOW
 from .call_ledger import Ledger, LedgerTable
+from .decision import Decision, Reason
 from .delivery import Delivery, delivery_of
 from .duplicate import Duplicate, EarlierCall, LedgerState, Verdict
 from .idempotency import Idempotency
@@ -63,6 +65,7 @@ IN_FLIGHT_KIND = "duplicate_in_flight"
 _UNSAFE, _OFF = Idempotency.UNSAFE, DuplicateGuard.OFF  # read for every tool call
 _HELD = Verdict.HELD
 _TASK_CREATED = Outcome.TASK_CREATED
+_RAN = frozenset({Outcome.TOOL_SUCCESS, Outcome.TOOL_ERROR})  # a tool result: the tool ran
 
 
 def call_delivery(attempts: Sequence[AttemptValues | Seen]) -> Delivery:
@@ -87,6 +90,29 @@ def server_of(where: str | ServerKey) -> str:
 
 def _never() -> float:
     raise TypeError("a ledger of a GuardTable's own has no clock: hand in in_doubt's now")
+
+
+_STOPS = {
+    Verdict.JOINED: Decision.stop(Reason.DUPLICATE_JOINED),
+    Outcome.DUPLICATE_IN_FLIGHT: Decision.stop(Reason.DUPLICATE_IN_FLIGHT),
+    Outcome.DUPLICATE_HELD: Decision.stop(Reason.DUPLICATE_HELD),
+}
+
+
+class Joins(Protocol):
+    """The books of a call that joins an earlier one: they keep its answer."""
+
+    joined: object
+
+
+def unsent(duplicate: Duplicate, target: str, books: Joins) -> tuple[Decision, Classification]:
+    """How a call the guard does not send ends (``target``: what the call is): joined to
+    the earlier call's answer (kept in ``books``, handed on as this call's), or held."""
+    if duplicate.verdict is Verdict.JOINED:
+        books.joined, found = joined(duplicate, target)
+        return _STOPS[Verdict.JOINED], found
+    found = held(duplicate, target)
+    return _STOPS[found.outcome], found
 
 
 def joined(duplicate: Duplicate, target: str) -> tuple[object, Classification]:
@@ -266,8 +292,8 @@ class GuardTable:
             return
         if delivery is Delivery.ANSWERED and not unseen:
             self.ledger.settle(key, digest, owner, None, window=self.window, now=now)
-            # The SDK's own follow-up read may yet fail the call its caller saw answered.
-            self._answered.append((now, server, key, digest, fixed, final, owner, session_id))
+            if final.outcome in _RAN:  # the SDK's own follow-up read may yet fail the call
+                self._answered.append((now, server, key, digest, fixed, final, owner, session_id))
             return
         if delivery is Delivery.NOT_SENT:
             if replaced is not None and replaced.verdict is not _HELD:

@@ -25,6 +25,7 @@ import httpx
 
 from ..core.breaker import Breaker
 from ..core.budget import Budget
+from ..core.call_ledger import Ledger
 from ..core.extensions import CALLER_EXTENSION
 from ..core.hooks import Hook
 from ..core.policy import RetryPolicy
@@ -73,6 +74,8 @@ class Gateway:
         hooks: the retry transport's.
         budget: the retry transport's.
         breaker: the retry transport's.
+        ledger: the retry transport's (the process's own by default; a ``RedisCallLedger``
+            shares it with the other gateways of a fleet).
         transport: the inner transport that really sends (default: a new
             ``httpx.AsyncHTTPTransport``, closed with the app).
         upstream_token: sent as ``Authorization: Bearer ...`` in place of the client's.
@@ -97,6 +100,7 @@ class Gateway:
         hooks: Sequence[Hook] = (),
         budget: Budget | None = None,
         breaker: Breaker | None = None,
+        ledger: Ledger | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         upstream_token: str | None = None,
         client_tokens: Sequence[str] = (),
@@ -124,6 +128,7 @@ class Gateway:
             hooks=hooks,
             budget=budget,
             breaker=breaker,
+            ledger=ledger,
             contain_failures=True,
         )
         self._upstream_token = upstream_token
