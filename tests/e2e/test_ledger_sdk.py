@@ -29,6 +29,7 @@ from tests.e2e.ledger_support import (
     ABORT_AFTER,
     GIVE_UP_S,
     SLOW,
+    SLOW_S,
     TIMEOUT,
     assert_ran,
     own_ledger,
@@ -223,3 +224,29 @@ async def test_concurrent_twins_over_one_client(kitchen: KitchenServer) -> None:
     assert data["outcome"] == "DUPLICATE_IN_FLIGHT"
     sent = [r for r in charges(history) if r.post_count == 1]
     assert len(sent) == 1 and data["duplicateOf"]["requestId"] == sent[0].request_id
+
+
+async def test_concurrent_twins_without_containment(kitchen: KitchenServer) -> None:
+    """Case 4 with ``contain_failures=False``: the twin's ``DuplicateCallError`` ends the
+    session (as any transport error does in mcp 2.x), and with it the wait for the first
+    call; the first charge still runs, once: the twin was never sent."""
+    url = kitchen.url_for(*SLOW)
+    history = History()
+
+    async def twins() -> None:
+        async with (
+            session(url, history, ledger=own_ledger(), contain_failures=False) as client,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(client.call_tool, "charge", CHARGE)
+            await anyio.sleep(GIVE_UP_S)
+            tasks.start_soon(client.call_tool, "charge", CHARGE)
+
+    with pytest.raises(BaseExceptionGroup) as torn:
+        await twins()
+    assert torn.value.subgroup(DuplicateCallError) is not None, torn.value
+    await wait_for_runs(kitchen, url, "k", 1)
+    await anyio.sleep(SLOW_S / 2)  # long enough for a twin, had it been sent, to run too
+    assert_ran(kitchen, url, "k")
+    twin = next(r for r in charges(history) if r.post_count == 0)
+    assert str(twin.outcome) == "DUPLICATE_IN_FLIGHT"
