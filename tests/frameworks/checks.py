@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+import anyio
+
 from mcp_safe_retry import History
 from mcp_safe_retry.records import Outcome, Reason, RetryOrigin
 from tests.kitchen_process import Kitchen
@@ -67,8 +69,8 @@ def assert_recall_held(kitchen: Kitchen, history: History) -> None:
     """The framework called `charge` again after the drop; the guard held it: it ran once."""
     runs = kitchen.state()["executionsByKey"].get("charge", {})
     assert runs == {CHARGE["key"]: 1}, (
-        f"charge ran {runs}: the framework's re-call was sent "
-        "(the duplicate guard of issue 18, branch i18-guard, holds it)"
+        f"the tool ran {runs}: the framework's re-call was sent "
+        "(the duplicate guard and the process's call ledger hold it)"
     )
     assert kitchen.posts("charge") == 1
     first, again = calls(history, "charge")
@@ -99,3 +101,13 @@ def contained_outcome(error: BaseException | None) -> str | None:
             return str(outcome) if outcome is not None else None
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+async def settled(kitchen: Kitchen, tool: str, key: str, *, after: float) -> None:
+    """Wait (at most ``after`` seconds) until ``tool`` ran for ``key``: a slow call the
+    client stopped waiting for still runs on the server, later."""
+    with anyio.move_on_after(after):
+        while not kitchen.state()["executionsByKey"].get(tool, {}).get(key):
+            await anyio.sleep(0.05)
+    # A retry sent after a client timeout would run that much later: long enough to count it.
+    await anyio.sleep(1.5)

@@ -36,3 +36,19 @@ async def test_read_retried_unsafe_sent_once_records_in_history(kitchen: Kitchen
     assert raised.value.error.data["source"] == "mcp-safe-retry"
     checks.assert_read_retried_once_run(kitchen, names["history"])
     checks.assert_unsafe_sent_once_never_run(kitchen, names["history"])
+
+
+async def test_a_recall_through_a_new_session_is_held(kitchen: Kitchen) -> None:
+    """Issue 27, case 1: each tool call opens a session, and so a client, of its own (the
+    factory is called again): the charge ran and its connection dropped; the agent invokes
+    the tool again through a fresh client, which the process's call ledger holds: run once."""
+    names = readme.setup(kitchen.url_for(*checks.ABORT_AFTER), mcp1=True)
+    names["MultiServerMCPClient"] = MultiServerMCPClient
+    client = readme.build("langchain-mcp-adapters", names)
+    with anyio.fail_after(checks.TIMEOUT):
+        tools = {tool.name: tool for tool in await client.get_tools()}
+        dropped = await checks.raised(tools["charge"].ainvoke(checks.CHARGE))
+        again = await checks.raised(tools["charge"].ainvoke(checks.CHARGE))
+    checks.assert_recall_held(kitchen, names["history"])
+    assert checks.contained_outcome(dropped) == "NETWORK_ERROR", dropped
+    assert checks.contained_outcome(again) == "DUPLICATE_HELD", again

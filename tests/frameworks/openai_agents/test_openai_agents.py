@@ -69,3 +69,33 @@ async def test_framework_retry_of_a_call_that_may_have_run_is_held(kitchen: Kitc
             error = await checks.raised(invoke(charge, checks.CHARGE))
     checks.assert_recall_held(kitchen, names["history"])
     assert checks.contained_outcome(error) == "DUPLICATE_HELD", error
+
+
+async def test_the_isolated_retry_after_a_timeout_is_held(kitchen: Kitchen) -> None:
+    """Issue 27, case 2: ``client_session_timeout_seconds=1`` on a charge that takes 3 s;
+    on the timeout the framework retries in a fresh "isolated" session (a new factory call,
+    a new transport). The process's call ledger holds that retry: the charge runs once and
+    the framework does not report success."""
+    url = kitchen.url_for("baseline", {"delayMs": 3000, "tool": "charge"})
+    names = readme.setup(url)
+    server = MCPServerStreamableHttp(
+        params={"url": names["URL"], "httpx_client_factory": names["factory"]},
+        client_session_timeout_seconds=1,
+        max_retry_attempts=1,
+        retry_backoff_seconds_base=0.01,
+    )
+    with anyio.fail_after(checks.TIMEOUT):
+        async with server:
+            listed = {t.name: t for t in await server.list_tools()}
+            charge = MCPUtil.to_function_tool(
+                listed["charge"], server, False, failure_error_function=None
+            )
+            error = await checks.raised(invoke(charge, checks.CHARGE))
+        await checks.settled(kitchen, "charge", checks.CHARGE["key"], after=3.5)
+    runs = kitchen.state()["executionsByKey"].get("charge", {})
+    assert runs == {checks.CHARGE["key"]: 1}, f"the tool ran {runs}: the isolated retry was sent"
+    assert error is not None, "the framework reported success for a charge it sent twice"
+    assert checks.contained_outcome(error) in {"DUPLICATE_HELD", "DUPLICATE_IN_FLIGHT"}, error
+    first, *retries = checks.calls(names["history"], "charge")
+    assert first.post_count == 1
+    assert retries and all(r.post_count == 0 for r in retries), [r.to_dict() for r in retries]
