@@ -176,8 +176,9 @@ async def test_concurrent_twins_over_one_client(
     kitchen: KitchenServer, flavour: str, contain: bool
 ) -> None:
     """Case 4: two identical charges at once over one client while the first is slow: the
-    second is not sent (``DUPLICATE_IN_FLIGHT``), the first answers, run once. Answered to
-    its caller, the first is forgotten: the same call afterwards is sent (and runs)."""
+    second is not sent (``DUPLICATE_IN_FLIGHT``), the first answers, run once. The twin's
+    re-send afterwards joins that answer (the twin said its caller may have stopped
+    waiting); joined once, the call is forgotten: the next one is sent (and runs)."""
     url = kitchen.url_for(*SLOW)
     stack = Stack(flavour, contain=contain, ledger=own_ledger())
     answers: dict[int, Answer] = {}
@@ -192,16 +193,20 @@ async def test_concurrent_twins_over_one_client(
                 await anyio.sleep(GIVE_UP_S)
                 tasks.start_soon(call, 2)
             assert_ran(kitchen, url, "k")
-            afterwards = await stack.call(url, 3, CHARGE)
+            joined = await stack.call(url, 3, CHARGE)
+            afterwards = await stack.call(url, 4, CHARGE)
     finally:
         await stack.aclose()
     assert_ran(kitchen, url, "k", 2)
     assert charged(answers[1])["chargeId"] == "ch_k_1"
     assert_held(answers[2], "DUPLICATE_IN_FLIGHT", 1)
+    assert charged(joined)["chargeId"] == "ch_k_1"  # the first call's answer, its own id
     assert charged(afterwards)["chargeId"] == "ch_k_2"
-    first, second, third = sorted(stack.history.records(), key=lambda r: str(r.request_id))
-    assert first.post_count == 1 and second.post_count == 0 and third.post_count == 1
-    assert str(second.retry_origin) == "application" and third.duplicate_of is None
+    records = sorted(stack.history.records(), key=lambda r: str(r.request_id))
+    first, second, third, fourth = records
+    assert [r.post_count for r in records] == [1, 0, 0, 1]
+    assert str(second.retry_origin) == "application" and fourth.duplicate_of is None
+    assert third.duplicate_of is not None and str(third.duplicate_of.verdict) == "joined"
 
 
 @flavours
