@@ -203,7 +203,7 @@ async def test_concurrent_twins_over_one_client(
     assert charged(joined)["chargeId"] == "ch_k_1"  # the first call's answer, its own id
     assert charged(afterwards)["chargeId"] == "ch_k_2"
     records = sorted(stack.history.records(), key=lambda r: str(r.request_id))
-    first, second, third, fourth = records
+    _, second, third, fourth = records
     assert [r.post_count for r in records] == [1, 0, 0, 1]
     assert str(second.retry_origin) == "application" and fourth.duplicate_of is None
     assert third.duplicate_of is not None and str(third.duplicate_of.verdict) == "joined"
