@@ -13,6 +13,9 @@ httpx) it
   reachable: module attributes, and the functions that take it as a default argument
   (``sse_client(httpx_client_factory=create_mcp_http_client)``), also in modules imported
   later;
+- empties the process's call ledger before each test, as a process of its own would start:
+  the SDK's tests start a new server for each test, often at the same URL (an in-process
+  app), and one test's cancelled call is not another test's call;
 - counts the clients it wrapped and the requests that went through the retry transport,
   writes them to ``MCP_SAFE_RETRY_SDK_COUNTS/<pid>.json`` (one file a process, xdist
   workers included) and prints the totals at the end, so an inert plugin cannot pass for
@@ -149,6 +152,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _replace_everywhere()  # modules a test or a fixture imports late
+    try:
+        from mcp_safe_retry.shared.ledgers import process_ledger
+    except ImportError:  # a build of the project before the call ledger
+        return
+    process_ledger().clear()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
