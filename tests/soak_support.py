@@ -736,7 +736,11 @@ def _is_transient(attempt: Attempt, policy: RetryPolicy) -> bool:
         return attempt.error_kind not in ("local", "oversized", "decoding", "cancelled", "internal")
     if outcome is Outcome.STREAM_INCOMPLETE:
         return True
-    return outcome is Outcome.HTTP_ERROR and attempt.status in policy.retry_statuses
+    # A retryable status answers for itself, whatever its body: a 2026-07-28 server's 429
+    # or 503 carrying a JSON-RPC error reads as that error, the status kept, and is retried.
+    return outcome in (Outcome.HTTP_ERROR, Outcome.JSONRPC_ERROR) and (
+        attempt.status in policy.retry_statuses
+    )
 
 
 # The reasons for which a transient failure of a READ call with retries left may end it:
