@@ -118,6 +118,7 @@ class RedisCircuitBreaker(Live):
         # outcomes reached Redis must not reopen (replace) the trip with the older state.
         self._round = 0
         self._tripped: dict[str, int] = {}
+        self._changed = False  # a state change made on an event loop, not yet awaited
         self._lock = threading.Lock()
         self._refreshing = threading.Lock()
         self._ticker = Ticker(self.refresh, refresh, f"mcp-safe-retry breaker {name}")
@@ -154,6 +155,9 @@ class RedisCircuitBreaker(Live):
         return self._probe(key)
 
     async def allow_async(self, key: str) -> bool:
+        if self._changed:  # a trip or a probe's success made on the event loop: the next
+            self._changed = False  # check waits for its send, in a worker thread
+            await anyio.to_thread.run_sync(self.flush, None, abandon_on_cancel=True)
         known = self._known(key)
         if known is not None:
             return known
@@ -212,6 +216,7 @@ class RedisCircuitBreaker(Live):
         if changed and not on_event_loop():
             self._ticker.flush(self.link.timeout, needed=True)
         elif failed or held:
+            self._changed = self._changed or changed
             self._ticker.wake()  # tell the fleet now (an event loop does not wait for it)
         else:
             self._ticker.ensure_started()
@@ -291,7 +296,7 @@ class RedisCircuitBreaker(Live):
         """In a forked child: the outcomes pending are the parent's to send, the locks and
         the background thread new."""
         self._lock, self._refreshing = threading.Lock(), threading.Lock()
-        self._pending, self._tripped = {}, {}
+        self._pending, self._tripped, self._changed = {}, {}, False
         self._ticker.after_fork()
         self.link.after_fork()
 

@@ -199,7 +199,7 @@ class Ticker:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._rounds = threading.Condition()
-        self._asked = self._started = self._done = 0  # flushes asked; taken by a round; ended
+        self._begun = self._ended = 0  # rounds
         self._busy = False
 
     def ensure_started(self) -> None:
@@ -216,22 +216,20 @@ class Ticker:
         self.ensure_started()
 
     def flush(self, timeout: float, *, needed: bool) -> None:
-        """Wake the thread and wait (at most ``timeout``) for a round that began after this
-        call when something is ``needed`` to be sent, else for the round under way if any."""
+        """Wake the thread and wait (at most ``timeout``) for the next round to end when
+        something is ``needed`` to be sent, else for the round under way if any."""
         if self._stop.is_set() or threading.current_thread() is self._thread:
             return
         with self._rounds:
-            if needed and self._asked == self._started:
-                self._asked += 1  # no round asked for yet will take what is pending now
-            elif not needed and not self._busy:
+            if not needed and not self._busy:
                 return
-            target = self._asked if needed else self._started
+            target = self._begun + 1 if needed else self._begun
         try:
             self.wake()
         except RuntimeError:  # no new thread at interpreter exit: nothing to wait for
             return
         with self._rounds:
-            self._rounds.wait_for(lambda: self._done >= target, timeout)
+            self._rounds.wait_for(lambda: self._ended >= target, timeout)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -241,14 +239,15 @@ class Ticker:
             if tick is None or self._stop.is_set():
                 return  # stopped, or its owner was forgotten without close()
             with self._rounds:
-                self._started, self._busy = self._asked, True
+                self._begun += 1
+                self._busy = True
             try:
                 tick()
             except Exception:  # a bug here must not end the thread silently
                 logger.exception("mcp-safe-retry: background Redis work failed")
             finally:
                 with self._rounds:
-                    self._done, self._busy = self._started, False
+                    self._ended, self._busy = self._begun, False
                     self._rounds.notify_all()
             del tick
 
