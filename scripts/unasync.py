@@ -52,6 +52,7 @@ UNASYNC: Sequence[Rule] = (
     ("StopAsyncIteration", "StopIteration"),
     ("aiter_bytes", "iter_bytes"),
     ("aclose", "close"),
+    ("aflush_shared", "flush_shared"),
     ("aread", "read"),
     ("allow_async", "allow"),
     ("anyio.sleep", "time.sleep"),

@@ -93,8 +93,6 @@ class Ledger(Protocol):
 
     def resolve(self, server: str, digest: str, *, ran: bool) -> bool: ...
 
-    def flush(self, timeout: float | None = None) -> None: ...
-
 
 class LedgerTable:
     """The UNSAFE tool calls in flight or that may have run, per server and digest
@@ -232,9 +230,6 @@ class LedgerTable:
             else:
                 del self._calls[key]
         return True
-
-    def flush(self, timeout: float | None = None) -> None:
-        """Nothing to send: the process's ledger is its own memory."""
 
     def clear(self) -> None:
         """Forget every call (tests, and a person starting over)."""

@@ -24,6 +24,7 @@ from .idempotency import Idempotency
 from .latency import Latencies
 from .legacy import LegacyStreams
 from .listings import ListingCache
+from .live import flush_all, flushing
 from .observed import Observed
 from .origin import ResendDetector
 from .policy import RetryPolicy
@@ -142,6 +143,9 @@ class Engine:
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
+        # What holds state for other processes (a shared budget, breaker or call ledger):
+        # flushed as a transport closes (``flush``).
+        self.shared = flushing(self.budget, breaker, ledger)
         self._keys: dict[str, str] = {}  # URL -> server key: a transport talks to few servers
         # (method, tool, the tools' hints) -> (idempotency, guarded): a transport sees few tools
         self._kinds: dict[
@@ -165,6 +169,11 @@ class Engine:
         self._owner_prefix = owner_prefix
         self._owners = itertools.count(1)  # its own count: request ids stay as they were
         self._counter = itertools.count(1)
+
+    def flush(self) -> None:
+        """Send what the shared objects hold for the others now, each within its own
+        timeout (``live.flush_all``); the shells call it as their transport closes."""
+        flush_all(self.shared)
 
     def caller_edits(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
         """The headers of the caller's request (``headers``: those a shell reads, by

@@ -12,6 +12,10 @@ un-share the state: records sent to a History nobody reads, a budget counted twi
   the recipe builds a fresh one with the same settings, kept under the token, so everything
   unpickled there with that token shares it too.
 
+Some of them hold state not yet sent to where the others read it (a shared breaker's trip
+on its way to Redis): they ``Flushes``, and whoever ends their use (a transport closed, the
+interpreter exiting) calls ``flush_all`` on them.
+
 The tokens must never repeat, within a process or across processes: they are drawn from the
 source handed to ``draw_tokens_from`` (``mcp_safe_retry`` hands it ``secrets.token_hex``
 when it is imported), as the core draws no randomness of its own.
@@ -21,10 +25,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any, Self
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, Self, runtime_checkable
 
-__all__ = ["Live", "draw_tokens_from"]
+__all__ = ["Flushes", "Live", "draw_tokens_from", "flush_all", "flushing"]
 
 _tokens: weakref.WeakKeyDictionary[Live, str] = weakref.WeakKeyDictionary()
 _objects: weakref.WeakValueDictionary[str, Live] = weakref.WeakValueDictionary()
@@ -83,3 +87,28 @@ def _restore(token: str, recipe: Callable[[], Live]) -> Live:
             _tokens[found] = token
             _objects[token] = found
         return found
+
+
+@runtime_checkable
+class Flushes(Protocol):
+    """A holder of shared state that sends what it holds for the others on ``flush``."""
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send what is pending now and wait for it at most ``timeout`` seconds (None: the
+        object's own timeout); ``flush(0.0)`` starts the send and returns at once. Never
+        raises, never closes anything."""
+
+
+def flushing(*objects: object) -> tuple[Flushes, ...]:
+    """Those of ``objects`` that flush (a shared budget or breaker; a local one does not)."""
+    return tuple(x for x in objects if isinstance(x, Flushes))
+
+
+def flush_all(objects: Iterable[Flushes]) -> None:
+    """Start every object's flush, then wait for each (within its own timeout): several of
+    them on one hung server wait about one timeout, not one each."""
+    objects = list(objects)
+    for shared in objects:
+        shared.flush(0.0)
+    for shared in objects:
+        shared.flush()

@@ -15,7 +15,7 @@ import redis
 from ..core.breaker import BreakerSettings, Circuits, CircuitState
 from ..core.live import Live
 from .circuits import Outcomes, SharedCircuits, SharedState
-from .link import RedisLink, Ticker, on_event_loop
+from .link import RedisLink, Ticker, flush_at_exit, on_event_loop
 
 __all__ = ["RedisCircuitBreaker"]
 
@@ -118,9 +118,11 @@ class RedisCircuitBreaker(Live):
         # outcomes reached Redis must not reopen (replace) the trip with the older state.
         self._round = 0
         self._tripped: dict[str, int] = {}
+        self._changed = False  # a state change made on an event loop, not yet awaited
         self._lock = threading.Lock()
         self._refreshing = threading.Lock()
         self._ticker = Ticker(self.refresh, refresh, f"mcp-safe-retry breaker {name}")
+        flush_at_exit(self)
 
     def redis_key(self, key: str) -> str:
         """Where a server's circuit lives: a hash of its key, under this breaker's name."""
@@ -153,6 +155,9 @@ class RedisCircuitBreaker(Live):
         return self._probe(key)
 
     async def allow_async(self, key: str) -> bool:
+        if self._changed:  # a trip or a probe's success made on the event loop: the next
+            self._changed = False  # check waits for its send, in a worker thread
+            await anyio.to_thread.run_sync(self.flush, None, abandon_on_cancel=True)
         known = self._known(key)
         if known is not None:
             return known
@@ -205,8 +210,14 @@ class RedisCircuitBreaker(Live):
             if ends_call:
                 pending.calls += 1
                 pending.calls_failed += failed
-        if failed or (seen is not None and seen.state is not CircuitState.CLOSED):
-            self._ticker.wake()  # a trip, or a probe's answer: tell the fleet now
+        # A trip, or a probe's success: the fleet must know before this call ends.
+        held = seen is not None and seen.state is not CircuitState.CLOSED
+        changed = opened or (held and not failed)
+        if changed and not on_event_loop():
+            self._ticker.flush(self.link.timeout, needed=True)
+        elif failed or held:
+            self._changed = self._changed or changed
+            self._ticker.wake()  # tell the fleet now (an event loop does not wait for it)
         else:
             self._ticker.ensure_started()
 
@@ -272,6 +283,22 @@ class RedisCircuitBreaker(Live):
                     tripped = None
             if tripped is None or shared.state is CircuitState.OPEN:
                 self._remember(key, shared.state, shared.wait)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send the outcomes counted here now (the background thread does), waiting at most
+        ``timeout`` seconds (None: the link's timeout); ``flush(0.0)`` does not wait. A
+        transport given this breaker calls it when it closes, and so does the interpreter as
+        it exits (never raises, closes nothing)."""
+        wait = self.link.timeout if timeout is None else timeout
+        self._ticker.flush(wait, needed=bool(self._pending))
+
+    def after_fork(self) -> None:
+        """In a forked child: the outcomes pending are the parent's to send, the locks and
+        the background thread new."""
+        self._lock, self._refreshing = threading.Lock(), threading.Lock()
+        self._pending, self._tripped, self._changed = {}, {}, False
+        self._ticker.after_fork()
+        self.link.after_fork()
 
     def close(self) -> None:
         """Send the outcomes counted here, stop the background thread, close an own client."""

@@ -12,7 +12,7 @@ import redis
 
 from ..core.budget import EPSILON, RetryBudget
 from ..core.live import Live
-from .link import KEY_PREFIX, RedisLink, Ticker, on_event_loop
+from .link import KEY_PREFIX, RedisLink, Ticker, flush_at_exit, on_event_loop
 
 __all__ = ["RedisBudget"]
 
@@ -95,7 +95,8 @@ class RedisBudget(Live):
         self._shared = self.burst  # the shared count as last read, less those retries
         self._lock = threading.Lock()
         self._flushing = threading.Lock()
-        self._ticker = Ticker(self.flush, flush_interval, f"mcp-safe-retry budget {name}")
+        self._ticker = Ticker(self.send, flush_interval, f"mcp-safe-retry budget {name}")
+        flush_at_exit(self)
 
     def record(self, *, failed: bool) -> None:
         self.local.record(failed=failed)
@@ -103,7 +104,12 @@ class RedisBudget(Live):
             return
         with self._lock:
             self._credit += self.per_success
-        self._ticker.ensure_started()
+            # Retries refused until now are allowed again: the fleet must know at once.
+            crossed = self._shared < 1.0 - EPSILON <= self._shared + self._credit
+        if crossed:
+            self._ticker.wake()
+        else:
+            self._ticker.ensure_started()
 
     def allow_retry(self) -> bool:
         if not self.link.up:
@@ -153,9 +159,25 @@ class RedisBudget(Live):
             return None if self.link.down else self.burst
         return float(raw)
 
-    def flush(self) -> None:
-        """Send the credits counted here (the background thread does this every
-        ``flush_interval`` seconds; never raises)."""
+    def flush(self, timeout: float | None = None) -> None:
+        """Send the credits and spends counted here now (the background thread does),
+        waiting at most ``timeout`` seconds (None: the link's timeout); ``flush(0.0)`` does
+        not wait. A transport given this budget calls it when it closes, and so does the
+        interpreter as it exits (never raises, closes nothing)."""
+        wait = self.link.timeout if timeout is None else timeout
+        self._ticker.flush(wait, needed=bool(self._credit))
+
+    def after_fork(self) -> None:
+        """In a forked child: the credits pending are the parent's to send, the locks and
+        the background thread new."""
+        self._lock, self._flushing = threading.Lock(), threading.Lock()
+        self._credit = 0.0
+        self._ticker.after_fork()
+        self.link.after_fork()
+
+    def send(self) -> None:
+        """Send the credits counted here in this thread (the background thread does this
+        every ``flush_interval`` seconds; never raises)."""
         with self._flushing:  # one at a time: a caller's flush waits for the thread's
             if self._credit or self._shared < self.burst:
                 self._spend(want=False)
@@ -177,7 +199,7 @@ class RedisBudget(Live):
     def close(self) -> None:
         """Send the credits counted here, stop the background thread, close an own client."""
         self._ticker.stop(self.link.timeout * 2)
-        self.flush()
+        self.send()
         self.link.close()
 
     def __enter__(self) -> RedisBudget:

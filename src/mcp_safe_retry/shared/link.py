@@ -9,21 +9,33 @@ recovery.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
 import pickle
 import sys
 import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from ..core.live import Flushes, flush_all
 from ..instrumentation.hooks import logger
 
-__all__ = ["KEY_PREFIX", "PortableClient", "RedisLink", "Ticker", "connect", "on_event_loop"]
+__all__ = [
+    "KEY_PREFIX",
+    "Flushed",
+    "PortableClient",
+    "RedisLink",
+    "Ticker",
+    "connect",
+    "flush_at_exit",
+    "on_event_loop",
+]
 
 T = TypeVar("T")
 
@@ -150,6 +162,13 @@ class RedisLink:
                 self.what,
             )
 
+    def after_fork(self) -> None:
+        """In a forked child: a lock of its own, and a client of its own built again when
+        this link built the parent's (a client passed in is the caller's to look after)."""
+        self._lock = threading.Lock()
+        if self._url is not None:
+            self._client, self._scripts = None, {}
+
     def close(self) -> None:
         """Close a client this link built (a client passed in stays the caller's)."""
         if self._url is not None and self._client is not None:
@@ -160,16 +179,28 @@ class RedisLink:
 class Ticker:
     """A daemon thread that calls ``tick()`` every ``interval`` seconds, or at once when
     woken, until stopped or until the object ``tick`` is a method of is gone. Started on
-    first use, so an unused object costs no thread."""
+    first use, so an unused object costs no thread. ``flush()`` waits for a round."""
 
     def __init__(self, tick: Callable[[], None], interval: float, name: str) -> None:
         self._tick = weakref.WeakMethod(tick)
         self.interval = interval
         self._name = name
+        self._stop = threading.Event()
+        self.after_fork()
+
+    def after_fork(self) -> None:
+        """Start afresh (in a forked child: the parent's thread and locks are not its own);
+        stopped if it was."""
+        stopped = self._stop.is_set()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        if stopped:
+            self._stop.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._rounds = threading.Condition()
+        self._begun = self._ended = 0  # rounds
+        self._busy = False
 
     def ensure_started(self) -> None:
         if self._thread is not None or self._stop.is_set():
@@ -184,6 +215,22 @@ class Ticker:
         self._wake.set()
         self.ensure_started()
 
+    def flush(self, timeout: float, *, needed: bool) -> None:
+        """Wake the thread and wait (at most ``timeout``) for the next round to end when
+        something is ``needed`` to be sent, else for the round under way if any."""
+        if self._stop.is_set() or threading.current_thread() is self._thread:
+            return
+        with self._rounds:
+            if not needed and not self._busy:
+                return
+            target = self._begun + 1 if needed else self._begun
+        try:
+            self.wake()
+        except RuntimeError:  # no new thread at interpreter exit: nothing to wait for
+            return
+        with self._rounds:
+            self._rounds.wait_for(lambda: self._ended >= target, timeout)
+
     def _loop(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(self.interval)
@@ -191,10 +238,17 @@ class Ticker:
             tick = self._tick()
             if tick is None or self._stop.is_set():
                 return  # stopped, or its owner was forgotten without close()
+            with self._rounds:
+                self._begun += 1
+                self._busy = True
             try:
                 tick()
             except Exception:  # a bug here must not end the thread silently
                 logger.exception("mcp-safe-retry: background Redis work failed")
+            finally:
+                with self._rounds:
+                    self._ended, self._busy = self._begun, False
+                    self._rounds.notify_all()
             del tick
 
     def stop(self, timeout: float) -> None:
@@ -203,6 +257,31 @@ class Ticker:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+
+class Flushed(Flushes, Protocol):
+    """What ``flush_at_exit`` keeps: an object whose pending state ``flush`` sends
+    (``core.live.Flushes``), and which a forked child resets (``after_fork``)."""
+
+    def after_fork(self) -> None: ...
+
+
+_registry: weakref.WeakSet[Flushed] = weakref.WeakSet()
+
+
+def flush_at_exit(shared: Flushed) -> None:
+    """Flush ``shared`` when the interpreter exits (within its timeout), and reset it in a
+    forked child; held weakly: an object dropped is forgotten."""
+    _registry.add(shared)
+
+
+def _after_fork_in_child() -> None:
+    for shared in list(_registry):
+        shared.after_fork()
+
+
+atexit.register(lambda: flush_all(_registry))
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # Settings redis-py makes for each pool itself: a rebuilt pool makes its own.

@@ -33,6 +33,7 @@ from ..instrumentation.hooks import Hook, publish
 from ..instrumentation.logs import LOGGING_HOOK
 from ..shared.ledgers import process_ledger, process_name
 from .bodies_httpx_async import Executor, answered, close, made
+from .closing import aflush_shared
 from .errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from .legacy_httpx_async import watched
 from .race_httpx_async import race
@@ -230,10 +231,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         exc_value: BaseException | None = None,
         traceback: TracebackType | None = None,
     ) -> None:
-        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        """Flush (``Engine.flush``), then exit the inner transport (which closes it) once."""
+        await aflush_shared(self.engine)
         await self._executor.inner.__aexit__(exc_type, exc_value, traceback)
 
     async def aclose(self) -> None:
+        await aflush_shared(self.engine)
         await self._executor.inner.aclose()
 
 

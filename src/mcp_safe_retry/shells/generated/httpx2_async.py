@@ -34,6 +34,7 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
 from ...shared.ledgers import process_ledger, process_name
+from ..closing import aflush_shared
 from ..wiring import (
     LISTINGS,
     REQUEST_HEADERS,
@@ -232,10 +233,12 @@ class AsyncRetryTransport(httpx.AsyncBaseTransport, EntryGuard):
         exc_value: BaseException | None = None,
         traceback: TracebackType | None = None,
     ) -> None:
-        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        """Flush (``Engine.flush``), then exit the inner transport (which closes it) once."""
+        await aflush_shared(self.engine)
         await self._executor.inner.__aexit__(exc_type, exc_value, traceback)
 
     async def aclose(self) -> None:
+        await aflush_shared(self.engine)
         await self._executor.inner.aclose()
 
 

@@ -33,6 +33,7 @@ from ...core.sse import DEFAULT_MAX_EVENT_BYTES
 from ...instrumentation.hooks import Hook, publish
 from ...instrumentation.logs import LOGGING_HOOK
 from ...shared.ledgers import process_ledger, process_name
+from ..closing import flush_shared
 from ..errors_httpx import CONTAIN_HTTP_ERRORS, MCP_TIMEOUT, environment_proxies, failure
 from ..wiring import (
     LISTINGS,
@@ -229,10 +230,12 @@ class RetryTransport(httpx.BaseTransport, EntryGuard):
         exc_value: BaseException | None = None,
         traceback: TracebackType | None = None,
     ) -> None:
-        """Exit the inner transport (which closes it): it is closed once, by its own exit."""
+        """Flush (``Engine.flush``), then exit the inner transport (which closes it) once."""
+        flush_shared(self.engine)
         self._executor.inner.__exit__(exc_type, exc_value, traceback)
 
     def close(self) -> None:
+        flush_shared(self.engine)
         self._executor.inner.close()
 
 
