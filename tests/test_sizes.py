@@ -17,7 +17,7 @@ CLASS_LINES = 300
 
 # The hand-written async shell, its bodies and its race together (issue 21's target: < 846).
 _SHELL_FILES = ("httpx_async.py", "bodies_httpx_async.py", "race_httpx_async.py")
-_SHELL_LINES = 849  # 931 after one executor; a race's gates, one Answer (-90); the ledger (+6), flush on close (+2)
+_SHELL_LINES = 850  # 931 after one executor; a race's gates, one Answer (-90); the ledger (+6), flush on close (+3)
 
 
 def _hand_written() -> list[Path]:
