@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import attrs
 import redis
 
 from ..core.call_ledger import PROCESS, LedgerEntry, Live
@@ -181,11 +182,12 @@ class RedisCallLedger(Shared):
             earlier = decoded[2]
             mine = self.local.look(server, digest, now)
             if mine is not None and mine.owner == earlier.owner:
-                # This process's own call (its copy may carry an answer to join); a claim
-                # of it tells a call still in flight here that its caller gave up.
+                # This process's own call: the fleet's state, with the answer its copy may
+                # carry (to join); a claim of it tells a call still in flight here that its
+                # caller gave up.
                 found, _ = self.local.claim(server, digest, call, window, now)
                 if found is not None:
-                    return found, REDIS
+                    return attrs.evolve(earlier, answer=found.answer), REDIS
                 self.local.settle(server, digest, call.owner, None, window=window, now=now)
             return earlier, REDIS
         found, _ = self.local.claim(server, digest, call, window, now)
@@ -236,8 +238,8 @@ class RedisCallLedger(Shared):
             self._later(("set", key, value, self.link.clock() + window))
 
     def look(self, server: str, digest: str, now: float) -> EarlierCall | None:
-        """The call kept for this server and digest, if any (this process's own copy of a
-        call of its own: it may carry an answer)."""
+        """The call kept for this server and digest, if any (with the answer this process's
+        copy of a call of its own may carry)."""
         key = self._key(server, digest)
         reply = self._run(lambda c: c.get(key))
         mine = self.local.look(server, digest, now)
@@ -247,7 +249,9 @@ class RedisCallLedger(Shared):
         if decoded is None:
             return mine
         earlier = decoded[2]
-        return mine if mine is not None and mine.owner == earlier.owner else earlier
+        if mine is not None and mine.owner == earlier.owner:
+            return attrs.evolve(earlier, answer=mine.answer)
+        return earlier
 
     def live(self, owner: str, call: Live | None) -> None:
         """The call ``owner`` claimed is in flight in this process (``call``), or is over."""
