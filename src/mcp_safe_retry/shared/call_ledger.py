@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -18,8 +16,9 @@ from ..core.call_ledger import PROCESS, LedgerEntry, Live
 from ..core.duplicate import EarlierCall, LedgerState
 from ..core.live import Live as Shared
 from . import ledger_store as store
+from .ledger_backlog import Backlog
 from .ledgers import CallLedger
-from .link import RedisLink, Ticker
+from .link import RedisLink
 
 __all__ = ["REDIS", "RedisCallLedger"]
 
@@ -27,12 +26,6 @@ T = TypeVar("T")
 
 REDIS = "redis"
 """``decided_by`` of a decision Redis made (the fleet's ledger)."""
-
-_PENDING = 4096  # writes kept while Redis does not answer (the oldest dropped)
-
-# Written while Redis did not answer, sent when it does: (what, key, text, until (monotonic)).
-# "claim" SET NX, "set" SET: text the call's JSON; "forget": text its owner; "resolve": "1"/"0".
-_Op = tuple[str, str, str, float]
 
 
 def _ms(seconds: float) -> int:
@@ -119,12 +112,8 @@ class RedisCallLedger(Shared):
         )
 
     def _start(self) -> None:
-        """Locks, what waits to be sent, and the thread that sends it (again in a child)."""
-        self._lock = threading.Lock()
-        self._pushing = threading.Lock()
-        self._pending: deque[_Op] = deque(maxlen=_PENDING)
-        interval = self.link.retry_interval
-        self._ticker = Ticker(self._push, interval, f"mcp-safe-retry ledger {self.name}")
+        """What waits to be sent, and the thread that sends it (again in a forked child)."""
+        self._backlog = Backlog(self._run, self.link, self.name)
 
     # -- the round trips ----------------------------------------------------------------
 
@@ -149,12 +138,6 @@ class RedisCallLedger(Shared):
     def _key(self, server: str, digest: str) -> str:
         return store.key_of(self.name, server, digest)
 
-    def _later(self, op: _Op) -> None:
-        """Send ``op`` when Redis answers again (the oldest dropped past the capacity)."""
-        with self._lock:
-            self._pending.append(op)
-        self._ticker.ensure_started()
-
     # -- the ledger -----------------------------------------------------------------------
 
     def claim(
@@ -171,7 +154,7 @@ class RedisCallLedger(Shared):
         if reply is None:
             found, _ = self.local.claim(server, digest, call, window, now)
             if found is None:
-                self._later(("claim", key, value, self.link.clock() + window))
+                self._backlog.add("claim", key, value, window)
             return found, self._unreachable()
         held, raw = reply[0]
         if int(held):
@@ -209,7 +192,7 @@ class RedisCallLedger(Shared):
         self.local.put(server, digest, call, window, now)
         key, value = self._key(server, digest), store.encode(server, digest, call)
         if self._run(lambda c: c.set(key, value, px=_ms(window))) is None:
-            self._later(("set", key, value, self.link.clock() + window))
+            self._backlog.add("set", key, value, window)
             return self._unreachable()
         return REDIS
 
@@ -231,11 +214,11 @@ class RedisCallLedger(Shared):
         if call is None:
             forget = self._script(store.FORGET)
             if self._run(lambda c: forget(keys=[key], args=[owner], client=c)) is None:
-                self._later(("forget", key, owner, float("inf")))
+                self._backlog.add("forget", key, owner)
             return
         value = store.encode(server, digest, call)
         if self._run(lambda c: c.set(key, value, px=_ms(window))) is None:
-            self._later(("set", key, value, self.link.clock() + window))
+            self._backlog.add("set", key, value, window)
 
     def look(self, server: str, digest: str, now: float) -> EarlierCall | None:
         """The call kept for this server and digest, if any (with the answer this process's
@@ -260,7 +243,7 @@ class RedisCallLedger(Shared):
     def in_doubt(self, now: float | None = None) -> list[LedgerEntry]:
         """The calls the fleet keeps that may have run, or are running (not those resolved
         as ran), oldest first; this process's own while Redis does not answer."""
-        self._push()
+        self._backlog.push()
         reply = self._run(lambda c: store.entries(c, self.name))
         if reply is None:
             return self.local.in_doubt(now)
@@ -280,15 +263,14 @@ class RedisCallLedger(Shared):
         key, script = self._key(server, digest), self._script(store.RESOLVE)
         reply = self._run(lambda c: store.resolve(c, key, ran=ran, script=script))
         if reply is None:
-            self._later(("resolve", key, "1" if ran else "0", float("inf")))
+            self._backlog.add("resolve", key, "1" if ran else "0")
             return here
         return reply[0] or here
 
     def clear(self) -> None:
         """Forget every call of this ledger, here and in Redis (tests, and a person
         starting over)."""
-        with self._lock:
-            self._pending.clear()
+        self._backlog.clear()
         self.local.clear()
         self._run(lambda c: store.delete_all(c, self.name))
 
@@ -296,41 +278,9 @@ class RedisCallLedger(Shared):
 
     def flush(self, timeout: float | None = None) -> None:
         """Send what was written here while Redis did not answer, waiting at most
-        ``timeout`` seconds (None: the link's timeout) for another send under way;
+        ``timeout`` seconds (None: the link's timeout) for a send under way;
         ``flush(0.0)`` leaves it to the background thread. Never raises."""
-        if not self._pending:
-            return
-        if timeout is not None and timeout <= 0:
-            self._ticker.wake()
-            return
-        self._push(self.link.timeout if timeout is None else timeout)
-
-    def _push(self, wait: float = -1) -> None:
-        """Send what waits, in the order it was written (one round trip); kept when Redis
-        does not answer."""
-        if not self._pending or not self._pushing.acquire(timeout=wait):
-            return
-        try:
-            with self._lock:
-                ops, self._pending = list(self._pending), deque(maxlen=self._pending.maxlen)
-            at = self.link.clock()
-            if self._run(lambda c: self._send(c, ops, at)) is None:
-                with self._lock:
-                    self._pending = deque(ops + list(self._pending), maxlen=self._pending.maxlen)
-        finally:
-            self._pushing.release()
-
-    def _send(self, client: redis.Redis, ops: list[_Op], at: float) -> None:
-        pipe = client.pipeline(transaction=False)
-        forget, resolve = self._script(store.FORGET), self._script(store.RESOLVE)
-        for what, key, text, until in ops:
-            if what == "forget":
-                forget(keys=[key], args=[text], client=pipe)
-            elif what == "resolve":
-                resolve(keys=[key, key + store.RESOLVED], args=[text], client=pipe)
-            elif until > at:
-                pipe.set(key, text, px=_ms(until - at), nx=what == "claim")
-        pipe.execute()
+        self._backlog.flush(timeout)
 
     def after_fork(self) -> None:
         """In a forked child: fresh locks and thread, the parent's unsent writes left to
@@ -342,8 +292,7 @@ class RedisCallLedger(Shared):
 
     def close(self) -> None:
         """Send what waits, stop the background thread, close a client of its own."""
-        self._ticker.stop(self.link.timeout * 2)
-        self._push(self.link.timeout)
+        self._backlog.stop()
         self.link.close()
 
     def __enter__(self) -> RedisCallLedger:
