@@ -117,3 +117,35 @@ def test_with_redis_the_fleet_shares_the_budget(tmp_path: Path, redis_server: Re
     assert [p.status for p in kitchen.state_of(url).posts] == [503, 400]  # retried once
     keys = redis.Redis.from_url(redis_server.url).keys("mcp-safe-retry:{gw-test}:*")
     assert keys  # the budget the retry spent from lives in Redis
+
+
+def test_with_redis_two_gateways_hold_each_others_re_sends(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """``--redis`` shares the call ledger: a charge that may have run through one gateway
+    (the kitchen ran it, then the connection dropped) is held when a client sends it again
+    through another gateway of the fleet; the kitchen ran it once."""
+    from tests.e2e.ledger_support import ABORT_AFTER, modern_call, modern_headers
+
+    with KitchenServer() as kitchen:
+        url = kitchen.url_for(*ABORT_AFTER)
+        flags = ("--redis", redis_server.url, "--fleet", "gw-ledger")
+        body = modern_call(1, "charge", {"key": "g", "amount": 1})
+        with (
+            gateway_process(kitchen.url, tmp_path / "a.jsonl", *flags) as first,
+            gateway_process(kitchen.url, tmp_path / "b.jsonl", *flags) as second,
+        ):
+            dropped = httpx.post(
+                first.url_for(url), json=body, headers=modern_headers("charge"), timeout=30
+            )
+            again = httpx.post(
+                second.url_for(url),
+                json={**body, "id": 2},
+                headers=modern_headers("charge"),
+                timeout=30,
+            )
+        runs = kitchen.state_of(url).executions_by_key.get("charge", {})
+    assert runs == {"g": 1}, f"the tool ran {runs} times"
+    assert dropped.json()["error"]["data"]["outcome"] == "NETWORK_ERROR"
+    held = again.json()["error"]["data"]
+    assert held["outcome"] == "DUPLICATE_HELD" and held["duplicateOf"]["ledger"] == "redis"

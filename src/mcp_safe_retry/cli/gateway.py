@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count tools whose listing says readOnlyHint as READ",
     )
     add("--config", metavar="FILE", help="a TOML file of RetryPolicy settings")
-    add("--redis", metavar="URL", help="share the budget and breaker through this Redis")
+    add("--redis", metavar="URL", help="share the budget, breaker and call ledger through this Redis")
     add(
         "--fleet",
         default="gateway",
@@ -179,13 +179,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     closers: list[Callable[[], Any]] = []
     try:
         hooks, metrics = _observers(args, closers)
-        budget = breaker = None
+        budget = breaker = ledger = None
         if args.redis:
-            from ..redis import RedisBudget, RedisCircuitBreaker
+            from ..redis import RedisBudget, RedisCallLedger, RedisCircuitBreaker
 
             budget = RedisBudget(args.redis, name=args.fleet)
             breaker = RedisCircuitBreaker(args.redis, name=args.fleet)
-            closers += [budget.close, breaker.close]
+            ledger = RedisCallLedger(args.redis, name=args.fleet)
+            closers += [budget.close, breaker.close, ledger.close]
     except ImportError as exc:
         return _missing(exc.name or "")
     try:
@@ -202,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             hooks=hooks,
             budget=budget,
             breaker=breaker,
+            ledger=ledger,
             upstream_token=args.upstream_token or os.environ.get(UPSTREAM_TOKEN_ENV),
             client_tokens=tokens,
             allowed_hosts=_allowed_hosts(args.host, port, args.allow_host),

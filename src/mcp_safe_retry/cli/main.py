@@ -1,4 +1,4 @@
-"""The `mcp-safe-retry` command: demo, probe, kitchen and gateway."""
+"""The `mcp-safe-retry` command: demo, probe, kitchen, gateway and ledger."""
 
 from __future__ import annotations
 
@@ -77,6 +77,11 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="serve one upstream MCP server through mcp-safe-retry "
         "(see: mcp-safe-retry gateway -h)",
     )
+    commands.add_parser(
+        "ledger",
+        help="review a fleet's call ledger in Redis: list the calls it holds, resolve one "
+        "(see: mcp-safe-retry ledger -h)",
+    )
     return parser, probe
 
 
@@ -125,6 +130,10 @@ def _main(argv: list[str]) -> int:
         from .gateway import main as gateway_main
 
         return gateway_main(argv[1:])
+    if argv[:1] == ["ledger"]:  # its own parser too; it needs redis-py, not the MCP SDK
+        from .ledger import main as ledger_main
+
+        return ledger_main(argv[1:])
     parser, probe_parser = _parser()
     args = parser.parse_args(argv)
     try:
