@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count tools whose listing says readOnlyHint as READ",
     )
     add("--config", metavar="FILE", help="a TOML file of RetryPolicy settings")
-    add("--redis", metavar="URL", help="share the budget, breaker and call ledger through this Redis")
+    add("--redis", metavar="URL", help="share the budget, breaker and call ledger in this Redis")
     add(
         "--fleet",
         default="gateway",
