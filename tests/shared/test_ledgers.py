@@ -119,3 +119,13 @@ def test_a_call_still_in_flight_in_this_process_outlives_its_window() -> None:
     assert ledger.look(S, D, 0.8) is not None  # past its window, still running: kept
     ledger.live("slow", None)  # it ended without a settle (a transport dropped mid-call)
     assert ledger.look(S, D, 2.0) is None  # now its window runs out
+
+
+def test_an_empty_ledger_is_still_a_ledger_and_a_partial_one_is_refused_by_name() -> None:
+    assert bool(CallLedger()) and len(CallLedger()) == 0  # ``ledger or default`` keeps it
+
+    class OnlyClaims:
+        def claim(self, *args: object) -> None: ...
+
+    with pytest.raises(TypeError, match=r"no put, settle, look, live, run_async"):
+        RetryTransport(ledger=OnlyClaims())  # type: ignore[arg-type]

@@ -123,6 +123,9 @@ class LedgerTable:
         """How many calls are kept now (expired ones included until the next look)."""
         return len(self._calls)
 
+    def __bool__(self) -> bool:
+        return True  # a ledger, empty or not: ``ledger or default`` must never drop it
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {len(self._calls)} call(s)>"
 

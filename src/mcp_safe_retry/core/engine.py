@@ -67,7 +67,10 @@ def _check_settings(
     check_protocol("budget", budget, ("record", "allow_retry"), "a budget such as RetryBudget")
     check_protocol("breaker", breaker, ("allow", "record"), "a breaker such as CircuitBreaker")
     check_protocol(
-        "ledger", ledger, ("claim", "settle", "look"), "a call ledger such as CallLedger"
+        "ledger",
+        ledger,
+        ("claim", "put", "settle", "look", "live", "run_async"),
+        "a call ledger such as CallLedger",
     )
 
 
