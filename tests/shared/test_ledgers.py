@@ -4,6 +4,7 @@ transport, never copied, a fresh lock in a forked child; and a person's review o
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pickle
 import threading
@@ -11,7 +12,7 @@ import threading
 import httpx
 import pytest
 
-from mcp_safe_retry import CallLedger, RetryTransport
+from mcp_safe_retry import CallLedger, RetryPolicy, RetryTransport
 from mcp_safe_retry.core.delivery import Delivery
 from mcp_safe_retry.core.duplicate import EarlierCall, LedgerState
 from mcp_safe_retry.shared.ledgers import process_ledger, process_name
@@ -129,3 +130,20 @@ def test_an_empty_ledger_is_still_a_ledger_and_a_partial_one_is_refused_by_name(
 
     with pytest.raises(TypeError, match=r"no put, settle, look, live, run_async"):
         RetryTransport(ledger=OnlyClaims())  # type: ignore[arg-type]
+
+
+def test_a_guarded_calls_record_names_the_ledger_that_decided() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent = json.loads(request.content)
+        result = {"content": []}
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": sent["id"], "result": result})
+
+    policy = RetryPolicy(tools={"lookup": "read"})
+    transport = RetryTransport(httpx.MockTransport(answer), policy=policy)
+    with httpx.Client(transport=transport) as http:
+        for tool in ("charge", "lookup"):
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}}
+            http.post("http://a.test/mcp", json=body)
+    charge, lookup = transport.history.records()
+    assert charge.ledger == "process" and charge.to_dict()["ledger"] == "process"
+    assert lookup.ledger is None  # a READ call never reaches the ledger

@@ -96,6 +96,7 @@ def _built(snapshot: Snapshot) -> CallRecord:
         duration=max(0.0, snapshot.now - start),
         duplicate_of=fixed.duplicate,
         task=_task(fixed, final),
+        ledger=fixed.ledger,
     )
 
 

@@ -136,6 +136,9 @@ class CallRecord:
     # The Tasks extension (core/tasks.py): the task a tools/call was answered with, or the
     # one a tasks/* request names, with the call that created it; None for every other call.
     task: TaskLink | None = None
+    # The ledger that decided whether a call the duplicate guard watches was sent
+    # ("process", "redis", "process (redis unreachable: ...)"); None for every other call.
+    ledger: str | None = None
 
     @property
     def post_count(self) -> int:
@@ -180,6 +183,7 @@ class CallRecord:
             "duplicateOf": None if self.duplicate_of is None else self.duplicate_of.to_dict(),
             "task": None if self.task is None else self.task.to_dict(),
             "servedStale": self.served_stale,
+            "ledger": self.ledger,
         }
 
     @property
