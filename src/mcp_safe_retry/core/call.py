@@ -33,9 +33,8 @@ from .commands import (
     Sleep,
 )
 from .decision import Decision, Reason
-from .duplicate import Verdict
 from .events import Head, streams
-from .guard import unsent
+from .guard import sends, unsent
 from .headers import UTF8_CHARSETS, media_type
 from .hedge_copies import Copy
 from .idempotency import Idempotency
@@ -73,7 +72,6 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 _HELD = AttemptKind.HELD
 _READ = Idempotency.READ
 _HELD_BACK = Decision.stop(Reason.CIRCUIT_OPEN)
-_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})
 # The states each event may come in (``state.ALLOWED``), checked by each handler on the way
 # in; on the way out it sets the state its command leads to (``state.AWAITING``).
 _START, _HEADED, _RECEIVED = allowed(Event.START), allowed(Event.HEADED), allowed(Event.RECEIVED)
@@ -135,7 +133,7 @@ class Call(Opened):
     def _unless_held(self) -> Command:
         """End the call unsent if the guard holds it (core/guard.py), else send it."""
         self.claiming, duplicate = None, self.duplicate
-        if duplicate is not None and duplicate.verdict in _NOT_SENT:
+        if duplicate is not None and not sends(duplicate):
             return self._refuse(*unsent(duplicate, target(self.books.current), self.books))
         return self._send_or_admit()
 

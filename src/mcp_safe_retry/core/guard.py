@@ -88,6 +88,14 @@ def server_of(where: str | ServerKey) -> str:
     return server_key(str(where.url)) if isinstance(where, ServerKey) else server_key(where)
 
 
+def sends(duplicate: Duplicate | None) -> bool:
+    """Whether a call the guard found ``duplicate`` for is sent (held and joined ones are not)."""
+    return duplicate is None or duplicate.verdict not in _NOT_SENT
+
+
+_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})
+
+
 def _never() -> float:
     raise TypeError("a ledger of a GuardTable's own has no clock: hand in in_doubt's now")
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .commands import Ask
-from .duplicate import Verdict
 from .ending import Ending
 from .extensions import CALLER_EXTENSION, IDEMPOTENCY_EXTENSION
+from .guard import sends
 from .hooks import Notice
 from .idempotency import Idempotency
 from .jsonrpc import RequestFacts
@@ -40,7 +40,6 @@ _new = tuple.__new__  # a named tuple from its values in order, without a keywor
 _UNSAFE = Idempotency.UNSAFE
 _NONE, _APPLICATION = RetryOrigin.NONE, RetryOrigin.APPLICATION
 _NOTED = TASK_METHODS | LIST_METHODS  # requests whose record or answer is kept apart
-_NOT_SENT = frozenset({Verdict.HELD, Verdict.JOINED})  # the guard's verdicts that send nothing
 
 
 class Opened:
@@ -169,7 +168,7 @@ class Opened:
             self.duplicate = duplicate
             if self.outgoing.origin is _NONE:
                 self.outgoing.origin = _APPLICATION  # it repeats a call sent before
-        if facts.id is not None and (duplicate is None or duplicate.verdict not in _NOT_SENT):
+        if facts.id is not None and sends(duplicate):
             session = books.session
             books.watched_in = (session,)  # its caller may yet give up on it
             context.observed.watching(session, facts.id, books)
@@ -215,7 +214,7 @@ class Claim:
             now=self._now,
         )
         opened.claimed(duplicate, ledger, owner)
-        return duplicate is None or duplicate.verdict not in _NOT_SENT
+        return sends(duplicate)
 
     async def allow_async(self) -> bool:
         """The claim, made where it does not hold an event loop up (the ledger says)."""
