@@ -105,6 +105,13 @@ class Answer(NamedTuple):
 def contain(body: bytes, stream: Deliver | None = None) -> Answer:
     """Answer with this JSON-RPC error body (HTTP 200, JSON) instead of raising; with
     ``stream`` (an HTTP+SSE POST's event stream), put it there too, as one SSE event."""
+    return made_here(body, stream)
+
+
+def made_here(body: bytes, stream: Deliver | None = None) -> Answer:
+    """Answer with this JSON-RPC body made here (HTTP 200, JSON: a contained failure, a list
+    read's last good answer, a joined call's answer); with ``stream`` (an HTTP+SSE POST's
+    event stream), put it there too, as one SSE event."""
     if stream is None:
         return Answer(body, 200, "application/json")
     return Answer(body, 200, "application/json", (stream, encode_event(body)))

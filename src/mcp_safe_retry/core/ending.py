@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .answers import contained, restored, spliced, stale
 from .attempt_kinds import ErrorKind
-from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain
+from .commands import HAND_ON, Answer, Break, Command, Raise, Refuse, Stream, contain, made_here
 from .contain import server_error
 from .decision import Decision, Reason
 from .jsonrpc import JSON, RequestFacts, dumps
@@ -22,7 +22,6 @@ from .listings import LIST_METHODS
 from .observed import LEARNED_METHODS
 from .outcomes import Classification, Outcome, verdict
 from .pending import AfterFailure, AfterRead, AfterStream, Settle
-from .sse import encode_event
 from .state import CallProtocolError
 from .stream import StreamTracker
 
@@ -110,10 +109,7 @@ class Ending:
             return self._stale(in_stream=reissued)
         joined = self.books.joined
         if isinstance(joined, dict):  # a re-send that joined the same call's unseen answer
-            body = dumps({**joined, "id": self.facts.id})
-            answers_on = self.answers_on  # an HTTP+SSE POST: its client reads it on the stream
-            event = None if answers_on is None else (answers_on, encode_event(body))
-            return Answer(body, 200, "application/json", event)
+            return made_here(dumps({**joined, "id": self.facts.id}), self.answers_on)
         contained = self.contained(in_stream=reissued)
         if contained is None:
             outcome = classification.outcome
@@ -125,13 +121,7 @@ class Ending:
         body = stale(self.books.stale, self.facts.id, in_stream=in_stream)
         if in_stream:
             return Answer(body)
-        answers_on = self.answers_on  # an HTTP+SSE POST: its client reads it on the stream
-        event = (
-            None
-            if answers_on is None
-            else (answers_on, stale(self.books.stale, self.facts.id, in_stream=True))
-        )
-        return Answer(body, 200, "application/json", event)
+        return made_here(body, self.answers_on)  # an HTTP+SSE POST's client reads its stream
 
     def after_read(self, then: AfterRead) -> Command:
         """What follows an answer read whole, its attempt settled with no retry."""
