@@ -117,7 +117,10 @@ async def test_with_no_listing_to_serve_the_application_s_re_send_is_held(
     repeats named), the kitchen ran it once. Both eras, ten cases each."""
     from mcp.shared.exceptions import MCPError
 
+    from mcp_safe_retry.shells.wiring import LISTINGS
+
     for case in range(CASES):
+        LISTINGS.clear()  # a process that never read this server's listing (the tests above did)
         history = History()
         url = kitchen.url_for(
             "errors.http_status_sequence", {"statusCodes": [503], "method": "tools/list"}
