@@ -128,7 +128,7 @@ def test_an_empty_ledger_is_still_a_ledger_and_a_partial_one_is_refused_by_name(
     class OnlyClaims:
         def claim(self, *args: object) -> None: ...
 
-    with pytest.raises(TypeError, match=r"no put, settle, look, live, run_async"):
+    with pytest.raises(TypeError, match=r"no put, settle, look, live"):
         RetryTransport(ledger=OnlyClaims())  # type: ignore[arg-type]
 
 

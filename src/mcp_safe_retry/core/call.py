@@ -110,7 +110,8 @@ class Call(Opened):
 
     @property
     def ref(self) -> RecordRef:
-        """Where the newest snapshot of this call's record is kept: its books (``Books.ref``)."""
+        """Where the newest snapshot of this call's record is kept: its books
+        (``Books.ref``)."""
         return self.books
 
     def annotated(self, exc: BaseException) -> BaseException:
@@ -123,19 +124,15 @@ class Call(Opened):
         """The first command: send the request (or, for a resumption, the client's GET)."""
         if self._state not in _START:
             raise out_of_order(Event.START, self._state)
+        duplicate = self.duplicate
         if self.outgoing.resuming:
             command: Command = _RESUME
-        else:  # a shared ledger's claim first (core/opening.py), else held or sent
-            command = self.claiming or self._unless_held()
+        elif duplicate is not None and not sends(duplicate):  # core/guard.py
+            command = self._refuse(*unsent(duplicate, target(self.books.current), self.books))
+        else:
+            command = self._send_or_admit()
         self._state = AWAITING[command.__class__] or awaiting(command)
         return command
-
-    def _unless_held(self) -> Command:
-        """End the call unsent if the guard holds it (core/guard.py), else send it."""
-        self.claiming, duplicate = None, self.duplicate
-        if duplicate is not None and not sends(duplicate):
-            return self._refuse(*unsent(duplicate, target(self.books.current), self.books))
-        return self._send_or_admit()
 
     def locked(self) -> Command:
         """The transport's session lock is held (``Renewing.locked``)."""
@@ -154,14 +151,12 @@ class Call(Opened):
         return command
 
     def answered(self, allowed: bool) -> Command:
-        """The gate's answer to an ``Ask``: a retry that waited for the budget settles with it;
-        before a send (a shared ledger's claim, the breaker's), send or end unsent."""
+        """The gate's answer to an ``Ask``: for a retry that waits for the budget, its
+        attempt is settled with it; before a send (the breaker's), send or end unsent."""
         if self._state not in _ANSWERED:
             raise out_of_order(Event.ANSWERED, self._state)
         if self.settling.planned:
             command = self._decide_pending(None if allowed else THROTTLED)
-        elif self.claiming is not None:  # the shared ledger claimed it (``Opened.claimed``)
-            command = self._unless_held()
         else:
             command = self._admitted(allowed)
         self._state = AWAITING[command.__class__] or awaiting(command)
@@ -183,7 +178,8 @@ class Call(Opened):
         )
 
     def _refuse(self, stop: Decision, classification: Classification) -> Command:
-        """End the call unsent (breaker, guard): a HELD attempt, then contained, or raised."""
+        """End the call unsent (held by the breaker or the duplicate guard): a HELD attempt,
+        then the contained error, or the HTTP library's exception for the outcome."""
         self.outgoing.sent_at = now = self._context.clock()
         self.settling.record(
             stop,
@@ -198,7 +194,8 @@ class Call(Opened):
         return self.ending.refused(classification)
 
     def headed(self, head: Head) -> Command:
-        """A response head arrived: stream an SSE answer on, or read it whole (a renewal's step)."""
+        """A response head arrived: stream an SSE answer on, or read the body whole (a
+        renewal's step is read whole, SSE or not)."""
         if self._state not in _HEADED:
             raise out_of_order(Event.HEADED, self._state)
         outgoing = self.outgoing
@@ -292,7 +289,8 @@ class Call(Opened):
         return command
 
     def stream_closed(self, tracker: StreamTracker) -> None:
-        """The caller closed the SSE answer: a success if its response came, else abandoned."""
+        """The caller closed the SSE answer; if its response had arrived, that is success
+        (SDKs close a stream once they have the response), else the call was abandoned."""
         self._state = CallState.ENDED
         if self.settling.done:
             return
@@ -306,7 +304,8 @@ class Call(Opened):
             self.abandoned(None)
 
     def abandoned(self, exc: BaseException | None) -> None:
-        """The call ended without a verdict: its stream closed early, or an exception ended it."""
+        """The call ended without a verdict: the caller closed the stream early, or an
+        exception (a cancellation, an error of the inner transport's own) ended it."""
         self._state = CallState.ENDED
         if self.settling.done:
             return

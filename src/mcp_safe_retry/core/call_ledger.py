@@ -89,8 +89,6 @@ class Ledger(Protocol):
 
     def live(self, owner: str, call: Live | None) -> None: ...
 
-    async def run_async(self, claim: Callable[[], bool]) -> bool: ...
-
     def in_doubt(self, now: float | None = None) -> list[LedgerEntry]: ...
 
     def resolve(self, server: str, digest: str, *, ran: bool) -> bool: ...
@@ -155,12 +153,6 @@ class LedgerTable:
         if live is not None:
             live.gave_up()
         return found[1], PROCESS
-
-    answers_inline = True  # its claims are asked by the call itself (no I/O)
-
-    async def run_async(self, claim: Callable[[], bool]) -> bool:
-        """A claim awaited by an async shell: made at once (it holds no loop up)."""
-        return claim()
 
     def live(self, owner: str, call: Live | None) -> None:
         """The call ``owner`` claimed is in flight in this process (``call``), or is over."""

@@ -14,7 +14,7 @@ which tells a gate (``gates.Gate``: the call, or a copy of its race) what each c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 from .attempt_kinds import AttemptKind
 from .jsonrpc import RequestId
@@ -141,52 +141,37 @@ class Break(NamedTuple):
     message: str
 
 
-class Claims(Protocol):
-    """A guarded call's claim in the ledger: made at once, or awaited off the event loop."""
-
-    def allow(self) -> bool: ...
-
-    async def allow_async(self) -> bool: ...
-
-
 class Ask(NamedTuple):
     """The one gate a POST passes: ask whether it may go, then tell the call the answer
     (``Call.answered``; a race: ``Hedging.answered``, or ``Hedging.hedge_answered`` for a
     hedge). A sync shell calls ``allow()``, an async shell awaits ``allow_async()``.
 
     What is asked is the core's business: ``breaker``, whether a request to ``key`` may be
-    sent now (before any POST), ``budget``, whether a retry may follow (before a retry or
-    a hedge is decided), or ``claim``, whether a guarded call may go (a shared ledger's
-    claim, before anything else); built by ``Ask(breaker, key)``, ``Ask(budget=budget)`` or
-    ``Ask(claim=claim)``.
+    sent now (before any POST), or ``budget``, whether a retry may follow (before a retry or
+    a hedge is decided); built by ``Ask(breaker, key)`` or ``Ask(budget=budget)``.
     """
 
     breaker: Breaker | None = None
     key: str = ""
     budget: Budget | None = None
-    claim: Claims | None = None  # a guarded call's claim in a shared ledger (core/opening.py)
 
     def allow(self) -> bool:
         """The gate's answer, asked at once (a sync shell, or one that answers inline)."""
-        breaker, key, budget, claim = self
+        breaker, key, budget = self
         if breaker is not None:
             return breaker.allow(key)
         if budget is not None:
             return budget.allow_retry()
-        if claim is not None:
-            return claim.allow()
-        raise ValueError("an Ask names a breaker, a budget or a claim")
+        raise ValueError("an Ask names a breaker or a budget")
 
     async def allow_async(self) -> bool:
         """The gate's answer, awaited (an async shell)."""
-        breaker, key, budget, claim = self
+        breaker, key, budget = self
         if breaker is not None:
             return await breaker.allow_async(key)
         if budget is not None:
             return await budget.allow_retry_async()
-        if claim is not None:
-            return await claim.allow_async()
-        raise ValueError("an Ask names a breaker, a budget or a claim")
+        raise ValueError("an Ask names a breaker or a budget")
 
 
 class Refuse(NamedTuple):

@@ -69,7 +69,7 @@ def _check_settings(
     check_protocol(
         "ledger",
         ledger,
-        ("claim", "put", "settle", "look", "live", "run_async"),
+        ("claim", "put", "settle", "look", "live"),
         "a call ledger such as CallLedger",
     )
 
@@ -146,7 +146,6 @@ class Engine:
         # Gives back a token granted for a retry or hedge the breaker then held back.
         self.refund: Callable[[], None] | None = getattr(self.budget, "refund", None)
         self.breaker_inline = answers_inline(breaker)
-        self.ledger_inline = ledger is None or answers_inline(ledger)  # else asked via the shell
         # What holds state for other processes (a shared budget, breaker or call ledger):
         # flushed as a transport closes (``flush``).
         self.shared = flushing(self.budget, breaker, ledger)

@@ -25,7 +25,7 @@ from .observed import GiveUp
 from .origin import consented, marked_origin
 from .outgoing import Outgoing
 from .records import Fixed, RetryOrigin
-from .servers import ServerKey, for_caller, key_of
+from .servers import for_caller, key_of
 from .session import SESSION_HEADER
 from .settling import Settling
 from .tasks import TASK_METHODS, TaskLink, task_id_of
@@ -50,7 +50,6 @@ class Opened:
 
     # What most calls never have, as class-level defaults: fewer stores per call.
     admit: Ask | None = None
-    claiming: Ask | None = None  # a shared ledger's claim, asked through the shell first
     gives_up: GiveUp | None = None
     duplicate: Duplicate | None = None  # the earlier call this one repeats (core/guard.py)
     # The notifications the hooks are owed since last asked: the books' own ``Books.owed``,
@@ -78,7 +77,7 @@ class Opened:
         now = context.clock()
         observed = context.observed
         origin = marked_origin(extensions)
-        content = guarded = task = listing = claim = None
+        content = guarded = duplicate = task = listing = ledger = owner = None
         if facts.id is None:  # a notification: never re-sent, guarded or asked about
             idempotency = _UNSAFE
             if facts.method == "notifications/cancelled":
@@ -122,8 +121,21 @@ class Opened:
                 if type(caller) is str:  # one transport sending for many (the gateway)
                     keys = for_caller(keys, caller)
                 guarded = key_of((where, keys))
-                consent = consented(extensions)
-                claim = Claim(self, guarded, facts, consent, session=session, now=now)
+                # In the ledger from now (core/call_ledger.py), before its request leaves.
+                owner = context.fresh_owner()
+                duplicate, ledger = context.guard.claim(
+                    guarded,
+                    facts,
+                    consented(extensions),
+                    owner=owner,
+                    started_at=context.wall_clock(),
+                    session_id=session,
+                    now=now,
+                )
+                if duplicate is not None:
+                    self.duplicate = duplicate
+                    if origin is _NONE:
+                        origin = _APPLICATION  # it repeats a call sent before
         fixed = _new(
             Fixed,
             (
@@ -134,12 +146,18 @@ class Opened:
                 context.scenario,  # the transport's label, set once when it was built
                 now,  # start
                 context.wall_clock(),  # started_at
-                None,  # the duplicate the guard finds (``claimed``)
+                duplicate,
                 task,
-                None,  # the ledger that decided (``claimed``)
+                ledger,
             ),
         )
         self.books = books = Books(context, fixed, session, guarded)
+        if owner is not None and facts.id is not None:
+            books.owner = owner
+            if sends(duplicate):
+                books.watched_in = (session,)  # its caller may yet give up on it
+                observed.watching(session, facts.id, books)
+                context.guard.ledger.live(owner, books)
         self.owed = books.owed
         self.outgoing = outgoing = Outgoing(facts.id, now, session, origin, content)
         self.settling = Settling(context, facts, books, outgoing, self.admit)
@@ -151,74 +169,11 @@ class Opened:
             ending.answers_on = answers_on = context.legacy.stream(str(url))
             if answers_on is not None:
                 ending.special = True
-        if claim is not None:  # in the ledger from now, before its request leaves
-            if context.ledger_inline:
-                claim.allow()
-            else:  # a shared ledger: claimed through the shell (off an async event loop)
-                self.claiming = Ask(claim=claim)
-
-    def claimed(self, duplicate: Duplicate | None, ledger: str, owner: str) -> None:
-        """The ledger's answer to this call's claim (``Claim``): the earlier call it
-        repeats, if any, and which ledger said so; a call that is sent is watched, in case
-        its caller gives up on it."""
-        books, facts, context = self.books, self.facts, self._context
-        books.fixed = books.fixed._replace(duplicate=duplicate, ledger=ledger)
-        books.owner = owner
-        if duplicate is not None:
-            self.duplicate = duplicate
-            if self.outgoing.origin is _NONE:
-                self.outgoing.origin = _APPLICATION  # it repeats a call sent before
-        if facts.id is not None and sends(duplicate):
-            session = books.session
-            books.watched_in = (session,)  # its caller may yet give up on it
-            context.observed.watching(session, facts.id, books)
-            context.guard.ledger.live(owner, books)
 
     @property
     def idempotency(self) -> Idempotency:
         """How safe the call's request is to repeat (as its record says)."""
         return self.books.fixed.idempotency
-
-
-class Claim:
-    """A guarded call's claim in the ledger (``GuardTable.claim``), made once: by the call
-    as it opens, or, for a shared ledger, by the shell as the first command (``Ask``)."""
-
-    __slots__ = ("_consent", "_facts", "_guarded", "_now", "_opened", "_session")
-
-    def __init__(
-        self,
-        opened: Opened,
-        guarded: ServerKey,
-        facts: RequestFacts,
-        consent: bool,
-        *,
-        session: str | None,
-        now: float,
-    ) -> None:
-        self._opened, self._guarded, self._facts = opened, guarded, facts
-        self._consent, self._session, self._now = consent, session, now
-
-    def allow(self) -> bool:
-        """Claim, tell the call what the ledger said; False: the call is not to be sent."""
-        opened = self._opened
-        context = opened._context
-        owner = context.fresh_owner()
-        duplicate, ledger = context.guard.claim(
-            self._guarded,
-            self._facts,
-            self._consent,
-            owner=owner,
-            started_at=opened.books.fixed.started_at,
-            session_id=self._session,
-            now=self._now,
-        )
-        opened.claimed(duplicate, ledger, owner)
-        return sends(duplicate)
-
-    async def allow_async(self) -> bool:
-        """The claim, made where it does not hold an event loop up (the ledger says)."""
-        return await self._opened._context.guard.ledger.run_async(self.allow)
 
 
 def _declared(value: Any) -> Idempotency | None:

@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import anyio.to_thread
 import attrs
 import redis
 
@@ -238,12 +237,6 @@ class RedisCallLedger(Shared):
     def live(self, owner: str, call: Live | None) -> None:
         """The call ``owner`` claimed is in flight in this process (``call``), or is over."""
         self.local.live(owner, call)
-
-    async def run_async(self, claim: Callable[[], bool]) -> bool:
-        """A claim for an async shell, made in a worker thread: its round trip (at most
-        ``timeout``) never holds the event loop up. Not abandoned on cancellation: a claim
-        made is settled by its call, never left behind unseen."""
-        return await anyio.to_thread.run_sync(claim)
 
     def in_doubt(self, now: float | None = None) -> list[LedgerEntry]:
         """The calls the fleet keeps that may have run, or are running (not those resolved
